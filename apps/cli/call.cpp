@@ -1,0 +1,91 @@
+#include <cstdio>
+#include <iostream>
+
+#include "common.h"
+
+namespace cli {
+namespace {
+
+struct CallCommand {
+  ModelOptions model;
+  std::string tools_path;
+  std::string prompt;
+  std::string messages_path;
+  std::string mode = "jump-forward";
+  int max_tokens = 256;
+  bool json = false;
+
+  std::vector<sw::Message> messages() const {
+    if (messages_path.empty()) return {{"user", prompt}};
+    sw::Json list = read_json_file(messages_path);
+    if (!list.is_array()) throw sw::Error("'" + messages_path + "': expected a JSON list of messages");
+    std::vector<sw::Message> out;
+    for (const sw::Json& m : list) {
+      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
+          !m.contains("content") || !m["content"].is_string())
+        throw sw::Error("'" + messages_path + "': each message needs string 'role' and 'content'");
+      out.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    }
+    return out;
+  }
+
+  void run() const {
+    sw::DecodeMode decode_mode = sw::parse_decode_mode(mode);
+    std::vector<sw::ToolSpec> tools = sw::parse_tools(read_json_file(tools_path));
+    std::vector<sw::Message> chat = messages();
+    auto loaded = sw::Model::load(model.params);
+    sw::Session session(loaded);
+    sw::CallResult result = session.call(chat, tools, {decode_mode, max_tokens});
+    json ? print_json(result) : print_text(result);
+    if (!result.error.empty()) throw sw::Error("no valid call: " + result.error);
+  }
+
+  void print_text(const sw::CallResult& r) const {
+    for (const sw::ToolCall& call : r.calls)
+      std::cout << sw::dump_json({{"name", call.name}, {"arguments", call.arguments}}) << "\n";
+    if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
+    const sw::CallStats& s = r.stats;
+    std::fprintf(stderr,
+                 "mode %s | prompt %d tokens, %d pass(es), %.1f ms | call %.1f ms, %d passes "
+                 "(%d carried forced text) with %d tokens, %d sampled, constraint %.1f ms | "
+                 "peak RSS %.1f MiB\n",
+                 mode.c_str(), s.prompt_tokens, s.prompt_passes, s.prompt_ms, s.call_ms,
+                 s.call_passes, s.call_prefill_passes, s.call_tokens, s.sampled_tokens,
+                 s.constraint_ms, double(s.peak_rss_kb) / 1024.0);
+  }
+
+  void print_json(const sw::CallResult& r) const {
+    sw::Json calls = sw::Json::array();
+    for (const sw::ToolCall& call : r.calls) calls.push_back({{"name", call.name}, {"arguments", call.arguments}});
+    const sw::CallStats& s = r.stats;
+    sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"mode", mode},
+                    {"stats", {{"prompt_tokens", s.prompt_tokens}, {"prompt_passes", s.prompt_passes},
+                               {"prompt_ms", s.prompt_ms}, {"call_ms", s.call_ms},
+                               {"call_passes", s.call_passes}, {"call_prefill_passes", s.call_prefill_passes},
+                               {"call_tokens", s.call_tokens}, {"sampled_tokens", s.sampled_tokens},
+                               {"constraint_ms", s.constraint_ms}, {"peak_rss_kb", s.peak_rss_kb}}}};
+    std::cout << out.dump() << "\n";
+  }
+};
+
+}  // namespace
+
+void add_call_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("call", "generate one tool call for a request");
+  auto c = std::make_shared<CallCommand>();
+  c->model.add_to(*cmd);
+  cmd->add_option("--tools", c->tools_path, "tools JSON file (OpenAI, MCP or BFCL style)")->required();
+  auto* prompt = cmd->add_option("-p,--prompt", c->prompt, "the user's request");
+  auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
+  prompt->excludes(messages);
+  cmd->add_option("--mode", c->mode, "free, constrained, jump-forward")->capture_default_str();
+  cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
+  cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
+  cmd->callback([c, prompt, messages] {
+    if (prompt->count() == 0 && messages->count() == 0)
+      throw sw::Error("give the request with --prompt or --messages");
+    c->run();
+  });
+}
+
+}  // namespace cli

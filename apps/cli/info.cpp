@@ -1,0 +1,27 @@
+#include <iostream>
+
+#include "common.h"
+
+namespace cli {
+
+void add_info_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "show the model, its call format, llama.cpp version, threads");
+  auto options = std::make_shared<ModelOptions>();
+  options->add_to(*cmd);
+  cmd->callback([options] {
+    sw::ModelInfo info = sw::Model::load(options->params)->info();
+    std::cout << "model:        " << info.path << "\n"
+              << "name:         " << info.name << "\n"
+              << "description:  " << info.description << "\n"
+              << "parameters:   " << info.parameters << "\n"
+              << "weight bytes: " << info.weight_bytes << "\n"
+              << "vocabulary:   " << info.vocab_size << " tokens\n"
+              << "call format:  " << info.call_format << "\n"
+              << "context:      " << info.context_size << " tokens\n"
+              << "threads:      " << info.threads << "\n"
+              << "llama.cpp:    " << info.llama_version << "\n"
+              << "system:       " << info.system_info << "\n";
+  });
+}
+
+}  // namespace cli

@@ -1,0 +1,116 @@
+// schemaweaver/engine.h - load a GGUF model and generate tool calls with it.
+//
+//   auto model = sw::Model::load({"/path/model.gguf"});
+//   sw::Session session(model);
+//   auto tools = sw::parse_tools(sw::Json::parse(tools_text));
+//   sw::CallResult r = session.call({{"user", "Weather in Paris?"}}, tools, {});
+//   if (r.error.empty()) use(r.calls);   // r.stats: passes, tokens, times, peak RSS
+//
+// Thread safety: a Model is immutable after load and may be shared by sessions on several
+// threads; a Session is one stream of requests and must be used by one thread at a time.
+// Errors a caller can cause throw sw::Error; a model output that is not a valid call is not
+// an exception but CallResult::error.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schemaweaver/tools.h"
+
+namespace sw {
+
+struct ModelParams {
+  std::string path;          // GGUF file
+  int context_size = 4096;   // tokens of KV cache per session
+  int threads = 0;           // 0: all cores
+  std::string call_format;   // "" detects from the model; else "smollm2", "hermes", "json"
+};
+
+struct ModelInfo {
+  std::string path;
+  std::string description;     // llama.cpp's model description (architecture, size, type)
+  std::string name;            // general.name from the GGUF metadata
+  uint64_t weight_bytes = 0;   // bytes of all weight tensors
+  uint64_t parameters = 0;
+  int vocab_size = 0;
+  int context_size = 0;
+  int threads = 0;
+  std::string call_format;
+  std::string llama_version;   // llama.cpp version/commit this build is from
+  std::string system_info;     // ggml's CPU feature summary
+};
+
+class Model {
+ public:
+  // Throws Error for a missing, unreadable, truncated or otherwise invalid model file.
+  static std::shared_ptr<Model> load(const ModelParams& params);
+  ~Model();
+  ModelInfo info() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+enum class DecodeMode {
+  Free,         // no grammar: decode freely, then parse
+  Constrained,  // every token checked against the grammar of the tools' calls
+  JumpForward,  // constrained, and text the grammar forces is prefilled without decoding
+};
+std::string to_string(DecodeMode mode);
+DecodeMode parse_decode_mode(const std::string& name);  // throws Error on an unknown name
+
+struct Message {
+  std::string role;  // "system", "user", "assistant", "tool"
+  std::string content;
+};
+
+struct CallOptions {
+  DecodeMode mode = DecodeMode::JumpForward;
+  int max_tokens = 256;  // generated tokens at most, after the prompt
+};
+
+// What one call cost. A pass is one llama_decode; prefill passes carry the prompt (or a
+// forced run of text), decode passes carry one sampled token each.
+struct CallStats {
+  int prompt_tokens = 0;
+  int prompt_passes = 0;
+  double prompt_ms = 0;       // prompt prefill
+  int call_passes = 0;        // passes during call generation
+  int call_prefill_passes = 0;  // of which carried forced text (jump-forward)
+  int call_tokens = 0;        // tokens those passes carried
+  int sampled_tokens = 0;     // tokens chosen by the model
+  double call_ms = 0;         // from the end of prompt prefill to the complete call
+  double constraint_ms = 0;   // of call_ms, spent checking tokens against the grammar
+  long peak_rss_kb = 0;       // VmHWM of the process after the call
+};
+
+struct CallResult {
+  std::vector<ToolCall> calls;
+  std::string text;   // the generated text
+  std::string error;  // empty when `calls` holds the parsed calls
+  CallStats stats;
+};
+
+class Session {
+ public:
+  explicit Session(std::shared_ptr<const Model> model);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Renders the prompt with the model's chat template and the tools, then generates.
+  // Throws Error on bad input (no tools, prompt longer than the context).
+  CallResult call(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
+                  const CallOptions& options);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sw

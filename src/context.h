@@ -1,0 +1,44 @@
+// One llama_context and the bookkeeping of every forward pass it runs.
+#pragma once
+
+#include <vector>
+
+#include <llama.h>
+
+#include "model.h"
+
+namespace sw {
+
+// Counts of forward passes (llama_decode calls) and the tokens they carried.
+struct PassCounter {
+  int passes = 0;
+  int tokens = 0;
+};
+
+class Context {
+ public:
+  Context(const Model::Impl& model, int context_size);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Appends tokens to sequence 0 after what it holds, in passes of at most n_batch tokens,
+  // keeping the logits of the last token. Throws Error if the context is full.
+  void append(const std::vector<llama_token>& tokens, PassCounter& counter);
+  // Logits of the last appended token: vocab_size floats.
+  const float* last_logits() const;
+  void clear();
+  int size() const { return n_ctx_; }
+  int used() const { return n_past_; }
+
+ private:
+  const Model::Impl& model_;
+  llama_context* ctx_ = nullptr;
+  llama_batch batch_{};
+  int n_ctx_ = 0;
+  int n_batch_ = 0;
+  int n_past_ = 0;
+  int last_index_ = -1;
+};
+
+}  // namespace sw

@@ -1,0 +1,155 @@
+#include "decoder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+namespace sw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Free decoding: the argmax token, until end of generation or the format's closer appears.
+class FreeStrategy : public Strategy {
+ public:
+  FreeStrategy(const Model::Impl& model) : model_(model) {}
+
+  Step next(const float* logits) override {
+    llama_token token = pick_greedy(logits, model_.vocab_size(), [](llama_token) { return true; });
+    if (model_.is_end_of_generation(token)) return {{}, 0, false, true};
+    text_ += model_.pieces[size_t(token)];
+    bool closed = !model_.format.closer.empty() && ends_with_closer();
+    return {{token}, 1, closed, false};
+  }
+
+ private:
+  bool ends_with_closer() const {
+    const std::string& closer = model_.format.block_tag.empty()
+                                    ? model_.format.closer
+                                    : "</" + model_.format.block_tag + ">";
+    return text_.find(closer) != std::string::npos;
+  }
+
+  const Model::Impl& model_;
+  std::string text_;
+};
+
+// Constrained decoding over the call grammar; with `jump` set, also jump-forward decoding.
+class GrammarStrategy : public Strategy {
+ public:
+  GrammarStrategy(const Model::Impl& model, std::shared_ptr<const Grammar> grammar, bool jump)
+      : model_(model), matcher_(std::move(grammar)), jump_(jump) {}
+
+  Step start() override {
+    if (!jump_) return {};
+    return forced_step({}, "");
+  }
+
+  Step next(const float* logits) override {
+    auto started = Clock::now();
+    llama_token token = pick_greedy(logits, model_.vocab_size(), [&](llama_token t) {
+      if (model_.is_end_of_generation(t)) return matcher_.can_end();
+      const std::string& piece = model_.pieces[size_t(t)];
+      return !piece.empty() && matcher_.accepts(piece);
+    });
+    Step step;
+    if (token < 0 || model_.is_end_of_generation(token)) {
+      step.stop = true;
+    } else {
+      const std::string& piece = model_.pieces[size_t(token)];
+      matcher_.advance(piece);
+      step = jump_ ? forced_step(token, piece) : Step{{token}, 1, false, false};
+      step.complete = !matcher_.can_continue();
+    }
+    constraint_ms_ += ms_since(started);
+    return step;
+  }
+
+  double constraint_ms() const override { return constraint_ms_; }
+
+ private:
+  // Appends to `sampled` (a token whose text the matcher has consumed, or none) the text the
+  // grammar forces next, re-tokenized together so the model sees its own tokenization. The
+  // last token of that run is held back, since the model may fuse it with what follows; it
+  // stays forced by the grammar and is decoded normally.
+  Step forced_step(std::optional<llama_token> sampled, const std::string& sampled_text) {
+    Step step;
+    if (sampled) step = {{*sampled}, 1, false, false};
+    std::string forced = matcher_.forced_text();
+    if (forced.empty()) return step;
+    std::vector<llama_token> tokens = model_.tokenize(sampled_text + forced, false);
+    if (tokens.size() < 2) return step;
+    tokens.pop_back();
+    std::string committed = model_.detokenize(tokens);
+    if (committed.size() <= sampled_text.size() ||
+        committed.compare(0, sampled_text.size(), sampled_text) != 0)
+      return step;
+    matcher_.advance(committed.substr(sampled_text.size()));
+    step.tokens = std::move(tokens);
+    return step;
+  }
+
+  const Model::Impl& model_;
+  Matcher matcher_;
+  bool jump_;
+  double constraint_ms_ = 0;
+};
+
+}  // namespace
+
+llama_token pick_greedy(const float* logits, int n_vocab,
+                        const std::function<bool(llama_token)>& allowed) {
+  std::vector<llama_token> order(static_cast<size_t>(n_vocab));
+  std::iota(order.begin(), order.end(), 0);
+  auto better = [&](llama_token a, llama_token b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
+  size_t top = std::min<size_t>(16, order.size());
+  std::partial_sort(order.begin(), order.begin() + long(top), order.end(), better);
+  for (size_t i = 0; i < top; ++i) {
+    if (allowed(order[i])) return order[i];
+  }
+  std::sort(order.begin() + long(top), order.end(), better);
+  for (size_t i = top; i < order.size(); ++i) {
+    if (allowed(order[i])) return order[i];
+  }
+  return -1;
+}
+
+std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const Model::Impl& model,
+                                        std::shared_ptr<const Grammar> grammar) {
+  switch (mode) {
+    case DecodeMode::Free: return std::make_unique<FreeStrategy>(model);
+    case DecodeMode::Constrained: return std::make_unique<GrammarStrategy>(model, grammar, false);
+    case DecodeMode::JumpForward: return std::make_unique<GrammarStrategy>(model, grammar, true);
+  }
+  throw Error("unknown decode mode");
+}
+
+GenerationResult generate(Context& context, const Model::Impl& model, Strategy& strategy,
+                          int max_tokens) {
+  GenerationResult result;
+  Step step = strategy.start();
+  while (true) {
+    if (!step.tokens.empty()) {
+      result.text += model.detokenize(step.tokens);
+      result.sampled_tokens += step.sampled;
+      if (step.complete) break;  // the call is known; its last tokens need no pass yet
+      if (step.sampled < int(step.tokens.size())) result.forced_passes += 1;
+      context.append(step.tokens, result.passes);
+    }
+    if (step.stop) break;
+    if (result.sampled_tokens >= max_tokens) {
+      result.hit_token_limit = true;
+      break;
+    }
+    step = strategy.next(context.last_logits());
+  }
+  return result;
+}
+
+}  // namespace sw

@@ -1,0 +1,34 @@
+// How a model family writes tool calls: the text around the calls, the tool instructions it
+// was trained to see, and parsing of free output back into calls.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schemaweaver/tools.h"
+
+namespace sw {
+
+struct CallFormat {
+  std::string name;       // "smollm2", "hermes", "json"
+  std::string opener;     // before the first call
+  std::string separator;  // between two calls
+  std::string closer;     // after the last call
+  std::string block_tag;  // calls sit inside <tag>...</tag> blocks ("" for bare JSON)
+
+  // The system message that lists the tools, as the model was trained to read them.
+  // `user_system` is the caller's own system message ("" if none).
+  std::string system_prompt(const std::vector<ToolSpec>& tools, const std::string& user_system) const;
+
+  // Parses a model's free output. Throws Error with a short reason when it holds no call.
+  std::vector<ToolCall> parse(const std::string& text) const;
+
+  static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
+  // Chooses from the model's chat template and whether "<tool_call>" is a single token.
+  static CallFormat detect(const std::string& chat_template, bool has_tool_call_token);
+};
+
+// The JSON text of one call: {"name": "...", "arguments": {...}}.
+std::string call_text(const ToolCall& call);
+
+}  // namespace sw

@@ -1,0 +1,60 @@
+// A byte-level context-free grammar, built in code and matched by Matcher (matcher.h).
+//
+// Rules are lists of alternatives; an alternative is a sequence of elements ending in End.
+// An element matches one byte from a set, or refers to another rule. Repetition is written as
+// right recursion (R ::= x R | empty), which the matcher handles without growing its stacks.
+// Left recursion is not allowed (the builder's callers never produce it).
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sw {
+
+using ByteSet = std::bitset<256>;
+
+struct Element {
+  enum class Kind : uint8_t { Bytes, Rule, End };
+  Kind kind = Kind::End;
+  uint32_t rule = 0;  // Rule: index into Grammar::rules
+  ByteSet bytes;      // Bytes: the accepted bytes
+};
+
+using Sequence = std::vector<Element>;
+
+struct Grammar {
+  std::vector<std::string> names;               // rule names, for printing
+  std::vector<std::vector<Sequence>> rules;     // rule -> alternatives (each ends in End)
+  uint32_t root = 0;
+
+  // GBNF text (llama.cpp's grammar syntax), for inspection and tests.
+  std::string to_gbnf() const;
+};
+
+// Builds a Grammar. Sequences are composed with the helpers below and operator+.
+class GrammarBuilder {
+ public:
+  static Sequence literal(std::string_view text);
+  static Sequence bytes(const ByteSet& set);
+  static Sequence byte_range(uint8_t first, uint8_t last);
+  Sequence ref(uint32_t rule) const;
+
+  // Declares a rule to be defined later (for recursion); names are made unique.
+  uint32_t declare(const std::string& name);
+  void define(uint32_t rule, std::vector<Sequence> alternatives);
+  uint32_t add(const std::string& name, std::vector<Sequence> alternatives);
+  // R ::= item R | empty  (zero or more)
+  uint32_t star(const std::string& name, const Sequence& item);
+
+  Grammar build(uint32_t root);
+
+ private:
+  Grammar grammar_;
+};
+
+Sequence operator+(Sequence a, const Sequence& b);
+
+}  // namespace sw

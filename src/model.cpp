@@ -1,0 +1,126 @@
+#include "model.h"
+
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace sw {
+namespace {
+
+std::mutex log_mutex;
+std::string last_errors;
+
+void keep_errors(ggml_log_level level, const char* text, void*) {
+  if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
+  if (getenv("SW_LLAMA_LOG")) fputs(text, stderr);
+  std::lock_guard<std::mutex> lock(log_mutex);
+  last_errors += text;
+  if (last_errors.size() > 2000) last_errors.erase(0, last_errors.size() - 2000);
+}
+
+void init_backend_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llama_log_set(keep_errors, nullptr);
+    llama_backend_init();
+  });
+}
+
+std::string token_piece(const llama_vocab* vocab, llama_token token) {
+  char buf[256];
+  int n = llama_token_to_piece(vocab, token, buf, sizeof buf, 0, true);
+  if (n < 0) {
+    std::string big(size_t(-n), '\0');
+    n = llama_token_to_piece(vocab, token, big.data(), int(big.size()), 0, true);
+    return big.substr(0, size_t(std::max(n, 0)));
+  }
+  return std::string(buf, size_t(n));
+}
+
+std::string meta(const llama_model* model, const char* key) {
+  char buf[512];
+  int n = llama_model_meta_val_str(model, key, buf, sizeof buf);
+  return n < 0 ? "" : std::string(buf, size_t(std::min<int>(n, sizeof buf - 1)));
+}
+
+void check_readable(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error("cannot open model file '" + path + "'");
+  char magic[4] = {};
+  file.read(magic, 4);
+  if (file.gcount() != 4 || std::string(magic, 4) != "GGUF")
+    throw Error("'" + path + "' is not a GGUF file (bad magic)");
+}
+
+}  // namespace
+
+std::string llama_last_errors() {
+  std::lock_guard<std::mutex> lock(log_mutex);
+  std::string errors = last_errors;
+  while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
+  return errors;
+}
+
+Model::Impl::~Impl() {
+  if (model) llama_model_free(model);
+}
+
+std::vector<llama_token> Model::Impl::tokenize(const std::string& text, bool add_bos) const {
+  int n = -llama_tokenize(vocab, text.data(), int(text.size()), nullptr, 0, add_bos, true);
+  std::vector<llama_token> tokens(size_t(std::max(n, 0)));
+  if (n > 0) llama_tokenize(vocab, text.data(), int(text.size()), tokens.data(), n, add_bos, true);
+  return tokens;
+}
+
+std::string Model::Impl::detokenize(const std::vector<llama_token>& tokens) const {
+  std::string text;
+  for (llama_token t : tokens) text += pieces.at(size_t(t));
+  return text;
+}
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+std::shared_ptr<Model> Model::load(const ModelParams& params) {
+  init_backend_once();
+  check_readable(params.path);
+  auto impl = std::make_unique<Impl>();
+  impl->params = params;
+  llama_model_params mp = llama_model_default_params();
+  impl->model = llama_model_load_from_file(params.path.c_str(), mp);
+  if (!impl->model)
+    throw Error("failed to load model '" + params.path + "': " + llama_last_errors());
+  impl->vocab = llama_model_get_vocab(impl->model);
+  int n_vocab = llama_vocab_n_tokens(impl->vocab);
+  impl->pieces.reserve(size_t(n_vocab));
+  for (llama_token t = 0; t < n_vocab; ++t) impl->pieces.push_back(token_piece(impl->vocab, t));
+  const char* tmpl = llama_model_chat_template(impl->model, nullptr);
+  impl->chat_template = tmpl ? tmpl : "";
+  bool tool_call_token = impl->tokenize("<tool_call>", false).size() == 1;
+  impl->format = params.call_format.empty()
+                     ? CallFormat::detect(impl->chat_template, tool_call_token)
+                     : CallFormat::by_name(params.call_format);
+  impl->threads = params.threads > 0 ? params.threads
+                                     : int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::shared_ptr<Model>(new Model(std::move(impl)));
+}
+
+ModelInfo Model::info() const {
+  ModelInfo info;
+  info.path = impl_->params.path;
+  char desc[256];
+  llama_model_desc(impl_->model, desc, sizeof desc);
+  info.description = desc;
+  info.name = meta(impl_->model, "general.name");
+  info.weight_bytes = llama_model_size(impl_->model);
+  info.parameters = llama_model_n_params(impl_->model);
+  info.vocab_size = impl_->vocab_size();
+  info.context_size = impl_->params.context_size;
+  info.threads = impl_->threads;
+  info.call_format = impl_->format.name;
+  info.llama_version = SW_LLAMA_VERSION;
+  info.system_info = llama_print_system_info();
+  return info;
+}
+
+}  // namespace sw

@@ -1,0 +1,39 @@
+// The loaded model: llama.cpp handles, the vocabulary as text, the detected call format.
+// Immutable after load; shared by sessions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <llama.h>
+
+#include "format.h"
+#include "schemaweaver/engine.h"
+
+namespace sw {
+
+struct Model::Impl {
+  ModelParams params;
+  llama_model* model = nullptr;
+  const llama_vocab* vocab = nullptr;
+  std::vector<std::string> pieces;  // token id -> its text, control tokens rendered
+  std::string chat_template;
+  CallFormat format;
+  int threads = 1;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl();
+
+  int vocab_size() const { return int(pieces.size()); }
+  bool is_end_of_generation(llama_token token) const { return llama_vocab_is_eog(vocab, token); }
+  // Text -> tokens; control-token text (e.g. "<|im_end|>", "<tool_call>") maps to its token.
+  std::vector<llama_token> tokenize(const std::string& text, bool add_bos) const;
+  std::string detokenize(const std::vector<llama_token>& tokens) const;
+};
+
+// Silences llama.cpp's log output, keeping its last error lines for our error messages.
+std::string llama_last_errors();
+
+}  // namespace sw
