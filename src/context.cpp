@@ -4,7 +4,7 @@
 
 namespace sw {
 
-Context::Context(const Model::Impl& model, int context_size) : model_(model) {
+Context::Context(const Model::Impl& model, int context_size) {
   llama_context_params cp = llama_context_default_params();
   cp.n_ctx = uint32_t(context_size);
   cp.n_batch = uint32_t(std::min(context_size, 512));
@@ -26,22 +26,22 @@ Context::~Context() {
 }
 
 void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter) {
-  if (n_past_ + int(tokens.size()) > n_ctx_)
-    throw Error("context full: " + std::to_string(n_past_) + " + " + std::to_string(tokens.size()) +
+  if (history_.size() + tokens.size() > size_t(n_ctx_))
+    throw Error("context full: " + std::to_string(history_.size()) + " + " + std::to_string(tokens.size()) +
                 " tokens exceed the context of " + std::to_string(n_ctx_));
   for (size_t start = 0; start < tokens.size(); start += size_t(n_batch_)) {
     size_t count = std::min(tokens.size() - start, size_t(n_batch_));
     batch_.n_tokens = int32_t(count);
     for (size_t i = 0; i < count; ++i) {
       batch_.token[i] = tokens[start + i];
-      batch_.pos[i] = n_past_ + int(i);
+      batch_.pos[i] = llama_pos(history_.size() + i);
       batch_.n_seq_id[i] = 1;
       batch_.seq_id[i][0] = 0;
       batch_.logits[i] = i + 1 == count;
     }
     int rc = llama_decode(ctx_, batch_);
     if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ")");
-    n_past_ += int(count);
+    history_.insert(history_.end(), tokens.begin() + long(start), tokens.begin() + long(start + count));
     last_index_ = int(count) - 1;
     counter.passes += 1;
     counter.tokens += int(count);
@@ -52,8 +52,21 @@ const float* Context::last_logits() const { return llama_get_logits_ith(ctx_, la
 
 void Context::clear() {
   llama_memory_clear(llama_get_memory(ctx_), true);
-  n_past_ = 0;
+  history_.clear();
   last_index_ = -1;
+}
+
+int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {
+  size_t shared = 0;
+  while (shared < history_.size() && shared < prompt.size() && history_[shared] == prompt[shared]) ++shared;
+  if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
+  if (!llama_memory_seq_rm(llama_get_memory(ctx_), 0, llama_pos(shared), -1)) {
+    clear();
+    shared = 0;
+  }
+  history_.resize(shared);
+  append(std::vector<llama_token>(prompt.begin() + long(shared), prompt.end()), counter);
+  return int(shared);
 }
 
 }  // namespace sw

@@ -53,7 +53,7 @@ std::string json_prompt(const std::vector<ToolSpec>& tools, const std::string& u
          "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
 }
 
-// The text between the first `open` at or after `from` and the next `close` (or the end).
+// The text inside every <tag>...</tag> block (the last one may be unclosed).
 std::vector<std::string> tagged_blocks(const std::string& text, const std::string& tag) {
   std::vector<std::string> blocks;
   const std::string open = "<" + tag + ">", close = "</" + tag + ">";
@@ -100,9 +100,9 @@ std::string CallFormat::system_prompt(const std::vector<ToolSpec>& tools,
 }
 
 std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
-  std::vector<std::string> blocks =
-      block_tag.empty() ? std::vector<std::string>{text} : tagged_blocks(text, block_tag);
-  if (blocks.empty()) throw Error("no <" + block_tag + "> block in the output");
+  // Models sometimes drop their tags and write the bare JSON: accept that too.
+  std::vector<std::string> blocks = block_tag.empty() ? std::vector<std::string>{} : tagged_blocks(text, block_tag);
+  if (blocks.empty()) blocks.push_back(text);
   std::vector<ToolCall> calls;
   for (const std::string& block : blocks) {
     std::string body = strip_code_fence(block);

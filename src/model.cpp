@@ -95,7 +95,10 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   impl->pieces.reserve(size_t(n_vocab));
   for (llama_token t = 0; t < n_vocab; ++t) impl->pieces.push_back(token_piece(impl->vocab, t));
   const char* tmpl = llama_model_chat_template(impl->model, nullptr);
-  impl->chat_template = tmpl ? tmpl : "";
+  // A base model without a template gets its family's built-in one from llama.cpp.
+  impl->chat_template = tmpl ? tmpl
+                             : meta(impl->model, "general.architecture").rfind("gemma", 0) == 0 ? "gemma"
+                                                                                               : "chatml";
   bool tool_call_token = impl->tokenize("<tool_call>", false).size() == 1;
   impl->format = params.call_format.empty()
                      ? CallFormat::detect(impl->chat_template, tool_call_token)

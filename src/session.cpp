@@ -96,10 +96,9 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   std::unique_ptr<Strategy> strategy = make_strategy(options.mode, model, grammar);
 
   CallResult result;
-  context.clear();
   PassCounter prompt_passes;
   auto started = Clock::now();
-  context.append(prompt, prompt_passes);
+  int reused = context.start_from(prompt, prompt_passes);
   auto prefilled = Clock::now();
   GenerationResult generated = generate(context, model, *strategy, options.max_tokens);
   auto finished = Clock::now();
@@ -107,6 +106,7 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   result.text = generated.text;
   CallStats& s = result.stats;
   s.prompt_tokens = int(prompt.size());
+  s.prompt_reused_tokens = reused;
   s.prompt_passes = prompt_passes.passes;
   s.prompt_ms = std::chrono::duration<double, std::milli>(prefilled - started).count();
   s.call_passes = generated.passes.passes;

@@ -1,4 +1,202 @@
+// `bfcl`: run decoding modes over a BFCL sample, interleaved case by case, and summarise.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "common.h"
+#include "schemaweaver/bfcl.h"
+
 namespace cli {
-void add_bfcl_command(CLI::App&) {}
+namespace {
+
+// Running totals of one mode over the cases.
+struct ModeSummary {
+  std::string mode;
+  int cases = 0, correct = 0, failed_to_run = 0, timed = 0;
+  double log_call_ms = 0, log_prompt_ms = 0;
+  long passes = 0, prefill_passes = 0, tokens = 0;
+  long peak_rss_kb = 0;
+
+  double geomean_call_ms() const { return timed ? std::exp(log_call_ms / timed) : 0; }
+  double geomean_prompt_ms() const { return timed ? std::exp(log_prompt_ms / timed) : 0; }
+  double per_call(long total) const { return timed ? double(total) / timed : 0; }
+
+  sw::Json to_json() const {
+    return {{"mode", mode}, {"cases", cases}, {"correct", correct},
+            {"accuracy", cases ? double(correct) / cases : 0.0}, {"not_run", failed_to_run},
+            {"latency_geomean_ms", geomean_call_ms()}, {"prompt_geomean_ms", geomean_prompt_ms()},
+            {"passes_per_call", per_call(passes)}, {"prefill_passes_per_call", per_call(prefill_passes)},
+            {"decode_passes_per_call", per_call(passes - prefill_passes)},
+            {"tokens_per_pass", passes ? double(tokens) / double(passes) : 0.0},
+            {"peak_rss_kb", peak_rss_kb}};
+  }
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
 }
+
+struct BfclCommand {
+  ModelOptions model;
+  std::string data_dir;
+  std::string categories = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple";
+  std::string questions, answers;
+  std::string modes = "free,constrained,jump-forward";
+  size_t sample = 100;
+  uint32_t seed = 1;
+  int repeat = 1;
+  int warmup = 1;
+  int max_tokens = 256;
+  std::string out_path, summary_path;
+
+  std::vector<sw::bfcl::Case> load() const {
+    std::vector<sw::bfcl::Case> cases;
+    if (!questions.empty()) {
+      if (answers.empty()) throw sw::Error("--questions needs --answers");
+      cases = sw::bfcl::load_cases(questions, answers);
+    } else {
+      if (data_dir.empty()) throw sw::Error("give --data (bfcl_eval/data) or --questions and --answers");
+      cases = sw::bfcl::load_standard_categories(data_dir, split_list(categories));
+    }
+    if (cases.empty()) throw sw::Error("no BFCL cases with possible answers were found");
+    return sample ? sw::bfcl::sample_by_argument_count(cases, sample, seed) : cases;
+  }
+
+  // Runs one case in one mode `repeat` times; the geometric mean of the times is recorded.
+  sw::Json run_case(sw::Session& session, const sw::bfcl::Case& c, sw::DecodeMode mode,
+                    ModeSummary& summary) const {
+    sw::Json line = {{"id", c.id}, {"category", c.category}, {"mode", sw::to_string(mode)},
+                     {"arguments", c.argument_count}};
+    summary.cases++;
+    std::vector<sw::ToolSpec> tools;
+    try {
+      tools = sw::parse_tools(c.functions);
+    } catch (const sw::Error& e) {
+      summary.failed_to_run++;
+      line["valid"] = false;
+      line["error"] = std::string("tools not supported: ") + e.what();
+      return line;
+    }
+    sw::CallResult result;
+    double log_ms = 0;
+    for (int r = 0; r < repeat; ++r) {
+      result = session.call(c.messages, tools, {mode, max_tokens});
+      log_ms += std::log(std::max(result.stats.call_ms, 1e-3));
+    }
+    sw::bfcl::Verdict verdict = result.error.empty() ? sw::bfcl::check(c, result.calls)
+                                                     : sw::bfcl::Verdict{false, result.error};
+    const sw::CallStats& s = result.stats;
+    summary.timed++;
+    summary.correct += verdict.valid;
+    summary.log_call_ms += log_ms / repeat;
+    summary.log_prompt_ms += std::log(std::max(s.prompt_ms, 1e-3));
+    summary.passes += s.call_passes;
+    summary.prefill_passes += s.call_prefill_passes;
+    summary.tokens += s.call_tokens;
+    summary.peak_rss_kb = std::max(summary.peak_rss_kb, s.peak_rss_kb);
+    line["valid"] = verdict.valid;
+    if (!verdict.valid) line["error"] = verdict.error;
+    line["output"] = result.text;
+    line["call_ms"] = std::exp(log_ms / repeat);
+    line["prompt_ms"] = s.prompt_ms;
+    line["prompt_tokens"] = s.prompt_tokens;
+    line["prompt_reused_tokens"] = s.prompt_reused_tokens;
+    line["passes"] = s.call_passes;
+    line["prefill_passes"] = s.call_prefill_passes;
+    line["tokens"] = s.call_tokens;
+    line["sampled_tokens"] = s.sampled_tokens;
+    line["constraint_ms"] = s.constraint_ms;
+    line["peak_rss_kb"] = s.peak_rss_kb;
+    return line;
+  }
+
+  void run() const {
+    std::vector<sw::DecodeMode> decode_modes;
+    for (const std::string& name : split_list(modes)) decode_modes.push_back(sw::parse_decode_mode(name));
+    if (decode_modes.empty()) throw sw::Error("--modes is empty");
+    if (repeat < 1) throw sw::Error("--repeat must be at least 1");
+    std::vector<sw::bfcl::Case> cases = load();
+    auto loaded = sw::Model::load(model.params);
+    sw::Session session(loaded);
+    std::ofstream out_file;
+    if (!out_path.empty()) {
+      out_file.open(out_path);
+      if (!out_file) throw sw::Error("cannot write '" + out_path + "'");
+    }
+    std::ostream& out = out_path.empty() ? std::cout : out_file;
+
+    // Warm-up: the first calls pay for page faults and weight repacking.
+    for (int w = 0; w < warmup && !cases.empty(); ++w) {
+      ModeSummary scratch;
+      for (sw::DecodeMode mode : decode_modes) run_case(session, cases.front(), mode, scratch);
+    }
+    std::vector<ModeSummary> summaries;
+    for (sw::DecodeMode mode : decode_modes) summaries.push_back({sw::to_string(mode)});
+    for (size_t i = 0; i < cases.size(); ++i) {
+      for (size_t m = 0; m < decode_modes.size(); ++m) {
+        sw::Json line = run_case(session, cases[i], decode_modes[m], summaries[m]);
+        out << line.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n" << std::flush;
+        std::fprintf(stderr, "[%zu/%zu] %-28s %-13s %8.1f ms %s\n", i + 1, cases.size(), cases[i].id.c_str(),
+                     summaries[m].mode.c_str(), line.value("call_ms", 0.0),
+                     line["valid"].get<bool>() ? "ok" : "wrong");
+      }
+    }
+    print_table(summaries, loaded->info(), cases.size());
+    if (!summary_path.empty()) write_summary(summaries, loaded->info(), cases.size());
+  }
+
+  void print_table(const std::vector<ModeSummary>& summaries, const sw::ModelInfo& info, size_t n) const {
+    std::printf("\nmodel %s (%s), %zu cases, seed %u, %d repetition(s), %d thread(s)\n",
+                info.name.c_str(), info.description.c_str(), n, seed, repeat, info.threads);
+    std::printf("| mode | correct | call latency geomean (ms) | passes/call (prefill + decode) | tokens/pass | prompt geomean (ms) | peak RSS (MiB) |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    for (const ModeSummary& s : summaries) {
+      std::printf("| %s | %d/%d (%.1f %%) | %.1f | %.1f (%.1f + %.1f) | %.2f | %.1f | %.1f |\n", s.mode.c_str(),
+                  s.correct, s.cases, s.cases ? 100.0 * s.correct / s.cases : 0.0, s.geomean_call_ms(),
+                  s.per_call(s.passes), s.per_call(s.prefill_passes), s.per_call(s.passes - s.prefill_passes),
+                  s.passes ? double(s.tokens) / double(s.passes) : 0.0, s.geomean_prompt_ms(),
+                  double(s.peak_rss_kb) / 1024.0);
+    }
+  }
+
+  void write_summary(const std::vector<ModeSummary>& summaries, const sw::ModelInfo& info, size_t n) const {
+    sw::Json modes_json = sw::Json::array();
+    for (const ModeSummary& s : summaries) modes_json.push_back(s.to_json());
+    sw::Json summary = {{"model", info.path}, {"model_name", info.name}, {"cases", n}, {"seed", seed},
+                        {"repeat", repeat}, {"threads", info.threads}, {"llama", info.llama_version},
+                        {"modes", modes_json}};
+    std::ofstream file(summary_path);
+    if (!file) throw sw::Error("cannot write '" + summary_path + "'");
+    file << summary.dump(2) << "\n";
+  }
+};
+
+}  // namespace
+
+void add_bfcl_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bfcl", "run decoding modes over a BFCL sample and check the calls");
+  auto c = std::make_shared<BfclCommand>();
+  c->model.add_to(*cmd);
+  cmd->add_option("--data", c->data_dir, "BFCL data folder (bfcl_eval/data)");
+  cmd->add_option("--categories", c->categories, "comma-separated categories")->capture_default_str();
+  cmd->add_option("--questions", c->questions, "a BFCL question file (instead of --data)");
+  cmd->add_option("--answers", c->answers, "its possible-answer file");
+  cmd->add_option("--modes", c->modes, "comma-separated decoding modes, interleaved per case")->capture_default_str();
+  cmd->add_option("--sample", c->sample, "cases, even over argument counts (0: all)")->capture_default_str();
+  cmd->add_option("--seed", c->seed, "sampling seed")->capture_default_str();
+  cmd->add_option("--repeat", c->repeat, "timed repetitions per case and mode")->capture_default_str();
+  cmd->add_option("--warmup", c->warmup, "untimed warm-up runs of the first case")->capture_default_str();
+  cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
+  cmd->add_option("--out", c->out_path, "write the per-case JSON lines here (default: stdout)");
+  cmd->add_option("--summary-json", c->summary_path, "write the summary as JSON here");
+  cmd->callback([c] { c->run(); });
+}
+
+}  // namespace cli

@@ -78,8 +78,9 @@ struct CallOptions {
 // forced run of text), decode passes carry one sampled token each.
 struct CallStats {
   int prompt_tokens = 0;
+  int prompt_reused_tokens = 0;  // of which came from the KV cache of the previous call
   int prompt_passes = 0;
-  double prompt_ms = 0;       // prompt prefill
+  double prompt_ms = 0;       // prompt prefill (of the tokens not reused)
   int call_passes = 0;        // passes during call generation
   int call_prefill_passes = 0;  // of which carried forced text (jump-forward)
   int call_tokens = 0;        // tokens those passes carried

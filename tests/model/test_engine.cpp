@@ -1,0 +1,128 @@
+// End to end on the real default model (SmolLM2-135M-Instruct Q4_1): load, prompt, decode in
+// every mode, parse, check. Greedy decoding makes every assertion here deterministic.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "schemaweaver/bfcl.h"
+#include "schemaweaver/engine.h"
+
+namespace {
+
+std::shared_ptr<sw::Model> model() {
+  static std::shared_ptr<sw::Model> loaded = sw::Model::load({SW_TEST_MODEL});
+  return loaded;
+}
+
+std::vector<sw::ToolSpec> weather_tools() {
+  std::ifstream file(SW_TEST_DATA "/weather_tools.json");
+  return sw::parse_tools(sw::Json::parse(file));
+}
+
+sw::CallResult weather_call(sw::DecodeMode mode) {
+  sw::Session session(model());
+  return session.call({{"user", "What is the weather like in Paris?"}}, weather_tools(), {mode, 64});
+}
+
+TEST(Engine, InfoDescribesTheModel) {
+  sw::ModelInfo info = model()->info();
+  EXPECT_EQ(info.call_format, "smollm2");
+  EXPECT_EQ(info.vocab_size, 49152);
+  EXPECT_GT(info.weight_bytes, 50u << 20);
+  EXPECT_NE(info.llama_version.find("4df29be"), std::string::npos);
+}
+
+// Constrained modes always produce a schema-valid call.
+void expect_schema_valid_weather_call(const sw::CallResult& r) {
+  ASSERT_TRUE(r.error.empty()) << r.error << "\n" << r.text;
+  ASSERT_EQ(r.calls.size(), 1u) << r.text;
+  EXPECT_EQ(r.calls[0].name, "get_weather");
+  ASSERT_TRUE(r.calls[0].arguments.contains("city"));
+  EXPECT_EQ(r.calls[0].arguments["city"], "Paris");
+  for (const auto& [key, value] : r.calls[0].arguments.items()) {
+    EXPECT_TRUE(key == "city" || key == "unit") << key;
+    if (key == "unit") EXPECT_TRUE(value == "celsius" || value == "fahrenheit") << value;
+  }
+}
+
+TEST(Engine, ConstrainedCall) {
+  sw::CallResult r = weather_call(sw::DecodeMode::Constrained);
+  expect_schema_valid_weather_call(r);
+  EXPECT_EQ(r.stats.call_prefill_passes, 0);
+  EXPECT_EQ(r.stats.call_passes, r.stats.call_tokens);  // one token per pass
+  EXPECT_GT(r.stats.prompt_tokens, 100);
+  EXPECT_GT(r.stats.peak_rss_kb, 0);
+}
+
+TEST(Engine, JumpForwardCallIsTheSameCallInFewerPasses) {
+  sw::CallResult constrained = weather_call(sw::DecodeMode::Constrained);
+  sw::CallResult jumped = weather_call(sw::DecodeMode::JumpForward);
+  expect_schema_valid_weather_call(jumped);
+  EXPECT_EQ(jumped.calls, constrained.calls);
+  EXPECT_GT(jumped.stats.call_prefill_passes, 0);
+  EXPECT_LT(jumped.stats.call_passes, constrained.stats.call_passes / 2);
+  EXPECT_LT(jumped.stats.sampled_tokens, constrained.stats.sampled_tokens);
+}
+
+TEST(Engine, FreeDecodingReturnsTextAndAVerdict) {
+  // SmolLM2-135M rarely writes a call without a grammar; the mode must still end cleanly,
+  // with either parsed calls or a reason.
+  sw::CallResult r = weather_call(sw::DecodeMode::Free);
+  EXPECT_FALSE(r.text.empty());
+  EXPECT_TRUE(r.calls.empty() != r.error.empty()) << r.error;
+  EXPECT_EQ(r.stats.call_passes, r.stats.sampled_tokens - (r.error.empty() ? 1 : 0));
+}
+
+TEST(Engine, McpToolsWork) {
+  std::ifstream file(SW_TEST_DATA "/mcp_tools.json");
+  auto tools = sw::parse_tools(sw::Json::parse(file));
+  sw::Session session(model());
+  auto r = session.call({{"user", "What time is it in Tokyo?"}}, tools, {sw::DecodeMode::JumpForward, 64});
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.calls.at(0).name, "get_current_time");
+  EXPECT_TRUE(r.calls.at(0).arguments["timezone"].is_string());
+}
+
+TEST(Engine, PromptPrefixIsReusedAcrossCalls) {
+  sw::Session session(model());
+  auto tools = weather_tools();
+  auto first = session.call({{"user", "Weather in Oslo?"}}, tools, {sw::DecodeMode::JumpForward, 64});
+  auto second = session.call({{"user", "Weather in Rome?"}}, tools, {sw::DecodeMode::JumpForward, 64});
+  EXPECT_EQ(first.stats.prompt_reused_tokens, 0);
+  EXPECT_GT(second.stats.prompt_reused_tokens, second.stats.prompt_tokens / 2);
+  ASSERT_TRUE(second.error.empty());
+  EXPECT_EQ(second.calls.at(0).arguments["city"], "Rome");
+}
+
+// Easy BFCL cases the default model gets right when constrained (seen in bfcl runs).
+TEST(Engine, CorrectOnEasyBfclCases) {
+  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python", "multiple"});
+  sw::Session session(model());
+  for (const char* id : {"simple_python_97", "simple_python_142", "multiple_50"}) {
+    const sw::bfcl::Case* found = nullptr;
+    for (const auto& c : cases) found = c.id == id ? &c : found;
+    ASSERT_NE(found, nullptr) << id;
+    auto tools = sw::parse_tools(found->functions);
+    for (sw::DecodeMode mode : {sw::DecodeMode::Constrained, sw::DecodeMode::JumpForward}) {
+      auto r = session.call(found->messages, tools, {mode, 128});
+      auto verdict = sw::bfcl::check(*found, r.calls);
+      EXPECT_TRUE(verdict.valid) << id << " " << sw::to_string(mode) << ": " << verdict.error << "\n" << r.text;
+    }
+  }
+}
+
+TEST(Engine, BadInputGivesClearErrors) {
+  sw::Session session(model());
+  EXPECT_THROW(session.call({{"user", "hi"}}, {}, {}), sw::Error);
+  EXPECT_THROW(session.call({}, weather_tools(), {}), sw::Error);
+  EXPECT_THROW(session.call({{"robot", "hi"}}, weather_tools(), {}), sw::Error);
+  try {
+    session.call({{"user", std::string(40000, 'a')}}, weather_tools(), {});
+    ADD_FAILURE() << "no error for a prompt longer than the context";
+  } catch (const sw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the context"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(sw::Model::load({"/nonexistent.gguf"}), sw::Error);
+}
+
+}  // namespace

@@ -1,0 +1,97 @@
+// BFCL's AST checker rules, on real cases taken from the BFCL v4 files.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "schemaweaver/bfcl.h"
+
+namespace {
+
+const std::vector<sw::bfcl::Case>& all_cases() {
+  static const auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, sw::bfcl::standard_categories());
+  return cases;
+}
+
+const sw::bfcl::Case& find_case(const std::string& id) {
+  for (const auto& c : all_cases()) {
+    if (c.id == id) return c;
+  }
+  throw std::runtime_error("no BFCL case " + id);
+}
+
+sw::ToolCall call(const char* name, const char* arguments) { return {name, sw::Json::parse(arguments)}; }
+
+bool valid(const char* id, std::vector<sw::ToolCall> calls) { return sw::bfcl::check(find_case(id), calls).valid; }
+
+TEST(BfclData, LoadsTheSixCategories) {
+  std::map<std::string, int> per_category;
+  for (const auto& c : all_cases()) per_category[c.category]++;
+  EXPECT_EQ(per_category["simple_python"], 400);
+  EXPECT_EQ(per_category["multiple"], 200);
+  EXPECT_EQ(per_category["parallel"], 200);
+  EXPECT_EQ(per_category["parallel_multiple"], 200);
+  EXPECT_EQ(per_category["live_simple"], 258);
+  EXPECT_EQ(per_category["live_multiple"], 1053);
+}
+
+TEST(BfclChecker, SimplePython0) {
+  // ground truth: calculate_triangle_area(base=[10], height=[5], unit=["units", ""])
+  EXPECT_TRUE(valid("simple_python_0", {call("calculate_triangle_area", R"({"base": 10, "height": 5})")}));
+  EXPECT_TRUE(valid("simple_python_0", {call("calculate_triangle_area", R"({"base": 10, "height": 5, "unit": "Units"})")}));
+  EXPECT_FALSE(valid("simple_python_0", {call("calculate_triangle_area", R"({"base": 10, "height": 6})")}));
+  EXPECT_FALSE(valid("simple_python_0", {call("calculate_triangle_area", R"({"base": 10})")}));  // missing required
+  EXPECT_FALSE(valid("simple_python_0", {call("calculate_triangle_area", R"({"base": 10, "height": 5, "color": "red"})")}));
+  EXPECT_FALSE(valid("simple_python_0", {call("calculate_triangle_area", R"({"base": "10", "height": 5})")}));  // type
+  EXPECT_FALSE(valid("simple_python_0", {call("calculate_triangle_area", R"({"base": 10.0, "height": 5})")}));  // float for int
+  EXPECT_FALSE(valid("simple_python_0", {call("triangle_area", R"({"base": 10, "height": 5})")}));
+  EXPECT_FALSE(valid("simple_python_0", {}));
+}
+
+TEST(BfclChecker, IntAcceptedForFloat) {
+  // live_simple_2-2-0: uber.ride(loc=[...], type=["comfort"], time=[600]); find a float case too.
+  const auto& c = find_case("parallel_2");  // calculate_resistance(length=[5], area=[0.01], ...)
+  std::vector<sw::ToolCall> calls = {
+      call("calculate_resistance", R"({"length": 5, "area": 0.01, "resistivity": "copper"})"),
+      call("calculate_resistance", R"({"length": 5, "area": 0.01, "resistivity": "aluminum"})")};
+  EXPECT_TRUE(sw::bfcl::check(c, calls).valid) << sw::bfcl::check(c, calls).error;
+}
+
+TEST(BfclChecker, ParallelInAnyOrderButRightCount) {
+  // parallel_0: spotify.play(Taylor Swift, 20) and spotify.play(Maroon 5, 15)
+  auto swift = call("spotify.play", R"({"artist": "Taylor Swift", "duration": 20})");
+  auto maroon = call("spotify.play", R"({"artist": "Maroon 5", "duration": 15})");
+  EXPECT_TRUE(valid("parallel_0", {swift, maroon}));
+  EXPECT_TRUE(valid("parallel_0", {maroon, swift}));
+  EXPECT_FALSE(valid("parallel_0", {swift}));
+  EXPECT_FALSE(valid("parallel_0", {swift, swift}));
+}
+
+TEST(BfclChecker, StringsAreNormalised) {
+  // live_simple_1-1-0: github_star(repos=["ShishirPatil/gorilla,gorilla-llm/gorilla-cli"], aligned=[true])
+  EXPECT_TRUE(valid("live_simple_1-1-0",
+                    {call("github_star", R"({"repos": "shishirpatil/gorilla, gorilla-llm/gorilla-cli", "aligned": true})")}));
+  EXPECT_FALSE(valid("live_simple_1-1-0", {call("github_star", R"({"repos": "ShishirPatil/gorilla", "aligned": true})")}));
+  EXPECT_FALSE(valid("live_simple_1-1-0",
+                     {call("github_star", R"({"repos": "ShishirPatil/gorilla,gorilla-llm/gorilla-cli", "aligned": "true"})")}));
+}
+
+TEST(BfclSampler, EvenOverArgumentCountsAndDeterministic) {
+  auto sample = sw::bfcl::sample_by_argument_count(all_cases(), 100, 1);
+  ASSERT_EQ(sample.size(), 100u);
+  std::map<int, int> buckets;
+  for (const auto& c : sample) buckets[std::clamp(c.argument_count, 1, 4)]++;
+  for (int b = 1; b <= 4; ++b) EXPECT_EQ(buckets[b], 25) << "bucket " << b;
+  auto again = sw::bfcl::sample_by_argument_count(all_cases(), 100, 1);
+  for (size_t i = 0; i < sample.size(); ++i) EXPECT_EQ(sample[i].id, again[i].id);
+}
+
+TEST(BfclData, MalformedFileNamesFileAndLine) {
+  try {
+    sw::bfcl::load_cases(SW_TEST_DATA "/malformed.json", SW_TEST_DATA "/malformed.json");
+    ADD_FAILURE() << "no error";
+  } catch (const sw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed.json:1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

@@ -1,0 +1,116 @@
+// Grammars generated from schemas, and the matcher that runs them: table-driven
+// accept/reject strings, forced text for jump-forward, and the generated GBNF.
+#include <gtest/gtest.h>
+
+#include "call_grammar.h"
+#include "matcher.h"
+
+namespace {
+
+sw::Schema schema_of(const char* json) {
+  auto tools = sw::parse_tools(sw::Json::parse(
+      std::string(R"({"name": "t", "parameters": {"type": "object", "properties": {"v": )") + json +
+      R"(}, "required": ["v"]}})"));
+  return tools[0].arguments[0].schema;
+}
+
+bool matches(const std::shared_ptr<const sw::Grammar>& grammar, const std::string& text) {
+  sw::Matcher m(grammar);
+  return m.advance(text) && m.can_end();
+}
+
+struct ValueCase {
+  const char* schema;
+  std::vector<const char*> accept;
+  std::vector<const char*> reject;
+};
+
+TEST(ValueGrammar, AcceptsAndRejects) {
+  const ValueCase cases[] = {
+      {R"({"type": "string"})", {R"("")", R"("Paris")", R"("a \"q\" \\ \u00e9")", "\"caf\xc3\xa9\""},
+       {"Paris", R"("unterminated)", R"("bad \x escape")", "\"a\nb\""}},
+      {R"({"type": "integer"})", {"0", "42", "-7"}, {"007", "1.5", "-", "+1", "\"1\""}},
+      {R"({"type": "number"})", {"0", "3.25", "-1e5", "2E-3", "10"}, {"1.", ".5", "1e", "--1"}},
+      {R"({"type": "boolean"})", {"true", "false"}, {"True", "1", "null"}},
+      {R"({"type": "string", "enum": ["celsius", "fahrenheit"]})", {R"("celsius")", R"("fahrenheit")"},
+       {R"("kelvin")", R"("celsius )"}},
+      {R"({"type": "array", "items": {"type": "integer"}})", {"[]", "[1]", "[1, 2, 3]"},
+       {"[1,2]", "[1, ]", R"(["a"])"}},
+      {R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]})",
+       {R"({"a": 1})", R"({"a": 1, "b": "x"})"}, {R"({"b": "x"})", R"({"b": "x", "a": 1})", "{}"}},
+      {R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})",
+       {"{}", R"({"a": 1})", R"({"b": 2})", R"({"a": 1, "b": 2})"}, {R"({, "b": 2})", R"({"b": 2, "a": 1})"}},
+      {R"({"type": "dict"})", {"{}", R"({"k": [1, {"x": null}], "m": "s"})"}, {R"({k: 1})"}},
+      {R"({"type": ["integer", "null"]})", {"5", "null"}, {R"("5")"}},
+      {R"({"type": "any"})", {"1", R"("s")", "[true, null]", R"({"a": {}})"}, {"nan", "[1,]"}},
+  };
+  for (const ValueCase& c : cases) {
+    auto grammar = sw::build_value_grammar(schema_of(c.schema));
+    for (const char* text : c.accept) EXPECT_TRUE(matches(grammar, text)) << c.schema << " should accept " << text;
+    for (const char* text : c.reject) EXPECT_FALSE(matches(grammar, text)) << c.schema << " should reject " << text;
+  }
+}
+
+std::vector<sw::ToolSpec> weather_tools() {
+  return sw::parse_tools(sw::Json::parse(R"([
+    {"name": "get_weather", "parameters": {"type": "object", "properties": {
+      "city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}},
+    {"name": "get_time", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}}])"));
+}
+
+TEST(CallGrammar, SmolLM2FormatWholeAnswer) {
+  auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("smollm2"), weather_tools());
+  EXPECT_TRUE(matches(grammar, R"(<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_call>)"));
+  EXPECT_TRUE(matches(grammar, R"(<tool_call>[{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}, )"
+                               R"({"name": "get_time", "arguments": {"tz": "UTC"}}]</tool_call>)"));
+  EXPECT_FALSE(matches(grammar, R"(<tool_call>[{"name": "get_news", "arguments": {}}]</tool_call>)"));
+  EXPECT_FALSE(matches(grammar, R"(<tool_call>[{"name": "get_time", "arguments": {"city": "Paris"}}]</tool_call>)"));
+  EXPECT_FALSE(matches(grammar, R"(<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}})"));
+}
+
+TEST(CallGrammar, HermesFormatSeveralBlocks) {
+  auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("hermes"), weather_tools());
+  EXPECT_TRUE(matches(grammar, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>"));
+  EXPECT_TRUE(matches(grammar, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>\n"
+                               "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"CET\"}}\n</tool_call>"));
+}
+
+TEST(CallGrammar, ForcedTextIsWhatTheSchemaFixes) {
+  auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("smollm2"), weather_tools());
+  sw::Matcher m(grammar);
+  EXPECT_EQ(m.forced_text(), R"(<tool_call>[{"name": "get_)");
+  ASSERT_TRUE(m.advance(R"(<tool_call>[{"name": "get_w)"));
+  // Once the name is unique, the rest of it and the key of the first required argument follow.
+  EXPECT_EQ(m.forced_text(), R"(eather", "arguments": {"city": ")");
+  ASSERT_TRUE(m.advance(R"(eather", "arguments": {"city": "Rome)"));
+  EXPECT_EQ(m.forced_text(), "");  // the string may go on
+  ASSERT_TRUE(m.advance("\""));
+  EXPECT_EQ(m.forced_text(), "");  // ", " for the optional unit, or "}"
+  ASSERT_TRUE(m.advance("}"));
+  EXPECT_EQ(m.forced_text(), "}");  // then another call or the end of the list
+}
+
+TEST(CallGrammar, MatcherRejectsWithoutChangingState) {
+  auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("json"), weather_tools());
+  sw::Matcher m(grammar);
+  EXPECT_FALSE(m.accepts("{"));
+  EXPECT_TRUE(m.accepts("[{"));
+  EXPECT_TRUE(m.advance("[{\"name\": \"get_time\", \"arguments\": {\"tz\": "));
+  EXPECT_FALSE(m.accepts("5"));
+  EXPECT_TRUE(m.accepts("\"UTC\"}}]"));
+  EXPECT_FALSE(m.can_end());
+  EXPECT_TRUE(m.advance("\"UTC\"}}]"));
+  EXPECT_TRUE(m.can_end());
+  EXPECT_FALSE(m.can_continue());
+}
+
+TEST(CallGrammar, GbnfText) {
+  auto tools = sw::parse_tools(sw::Json::parse(
+      R"([{"name": "f", "parameters": {"type": "object", "properties": {"b": {"type": "boolean"}}, "required": ["b"]}}])"));
+  std::string gbnf = sw::build_call_grammar(sw::CallFormat::by_name("json"), tools)->to_gbnf();
+  EXPECT_NE(gbnf.find(R"(root ::= "[" call more-calls "]")"), std::string::npos) << gbnf;
+  EXPECT_NE(gbnf.find(R"(tool ::= "\"f\", \"arguments\": {\"b\": " args-f-b "}}")"), std::string::npos) << gbnf;
+  EXPECT_NE(gbnf.find(R"(args-f-b ::= "true" | "false")"), std::string::npos) << gbnf;
+}
+
+}  // namespace

@@ -1,0 +1,100 @@
+// Tool definitions in three dialects -> ToolSpec, and the errors for what is not supported.
+#include <gtest/gtest.h>
+
+#include "schemaweaver/tools.h"
+
+namespace {
+
+sw::Json parse(const char* text) { return sw::Json::parse(text); }
+
+TEST(Tools, OpenAiDialect) {
+  auto tools = sw::parse_tools(parse(R"([{"type": "function", "function": {"name": "f", "description": "d",
+      "parameters": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+      "required": ["b"]}}}])"));
+  ASSERT_EQ(tools.size(), 1u);
+  EXPECT_EQ(tools[0].name, "f");
+  ASSERT_EQ(tools[0].arguments.size(), 2u);
+  EXPECT_EQ(tools[0].arguments[0].name, "a");
+  EXPECT_FALSE(tools[0].arguments[0].required);
+  EXPECT_EQ(tools[0].arguments[1].schema.type, sw::Type::Integer);
+  EXPECT_TRUE(tools[0].arguments[1].required);
+  EXPECT_FALSE(tools[0].read_only);
+}
+
+TEST(Tools, McpDialectWithReadOnlyHint) {
+  auto tools = sw::parse_tools(parse(R"({"name": "now", "inputSchema": {"type": "object",
+      "properties": {"tz": {"type": "string"}}, "required": ["tz"]}, "annotations": {"readOnlyHint": true}})"));
+  ASSERT_EQ(tools.size(), 1u);
+  EXPECT_TRUE(tools[0].read_only);
+  EXPECT_TRUE(tools[0].arguments[0].required);
+}
+
+TEST(Tools, BfclPythonTypeNames) {
+  auto tools = sw::parse_tools(parse(R"([{"name": "m.f", "parameters": {"type": "dict", "properties": {
+      "x": {"type": "float"}, "t": {"type": "tuple", "items": {"type": "integer"}},
+      "d": {"type": "dict", "properties": {"k": {"type": "boolean"}}},
+      "any": {"type": "any"}, "opt": {"type": "string", "default": "none"}}, "required": ["x"]}}])"));
+  const auto& args = tools[0].arguments;
+  EXPECT_EQ(args[0].schema.type, sw::Type::Number);
+  EXPECT_EQ(args[1].schema.type, sw::Type::Array);
+  ASSERT_TRUE(args[1].schema.items);
+  EXPECT_EQ(args[1].schema.items->type, sw::Type::Integer);
+  EXPECT_EQ(args[2].schema.type, sw::Type::Object);
+  EXPECT_EQ(args[2].schema.properties.at(0).schema.type, sw::Type::Boolean);
+  EXPECT_EQ(args[3].schema.type, sw::Type::Any);
+  EXPECT_EQ(args[4].schema.default_value, sw::Json("none"));
+}
+
+TEST(Tools, NullableAndAnyOf) {
+  auto tools = sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "a": {"type": ["string", "null"]}, "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+      "c": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}}])"));
+  const auto& args = tools[0].arguments;
+  EXPECT_EQ(args[0].schema.type, sw::Type::String);
+  EXPECT_TRUE(args[0].schema.nullable);
+  EXPECT_EQ(args[1].schema.type, sw::Type::Integer);
+  EXPECT_TRUE(args[1].schema.nullable);
+  EXPECT_EQ(args[2].schema.any_of.size(), 2u);
+}
+
+TEST(Tools, ErrorsNameToolAndPath) {
+  struct Case { const char* json; const char* message; };
+  const Case cases[] = {
+      {R"([])", "tool list is empty"},
+      {R"(42)", "expected a JSON array"},
+      {R"([{"description": "x"}])", "missing 'name'"},
+      {R"([{"name": "f", "parameters": {"type": "object", "properties": {"z": {"type": "complex"}}}}])",
+       "tool 'f': parameters.properties.z.type: unsupported type 'complex'"},
+      {R"([{"name": "f", "parameters": {"type": "object", "properties": {"z": {"allOf": []}}}}])",
+       "tool 'f': parameters.properties.z.allOf: 'allOf' is not supported"},
+      {R"([{"name": "f", "parameters": {"type": "object", "properties": {}, "required": ["q"]}}])",
+       "'q' is required but not declared"},
+      {R"([{"name": "f"}, {"name": "f"}])", "duplicate tool name 'f'"},
+      {R"([{"name": "f", "parameters": {"type": "string"}}])", "must describe an object"},
+      {R"([{"name": "f", "parameters": {"type": "object", "properties": {"e": {"enum": []}}}}])",
+       "parameters.properties.e.enum: must be a non-empty list"},
+  };
+  for (const Case& c : cases) {
+    try {
+      sw::parse_tools(parse(c.json));
+      ADD_FAILURE() << "no error for " << c.json;
+    } catch (const sw::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Tools, OpenAiRoundTripUsesStandardTypes) {
+  auto tools = sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "dict", "properties": {
+      "x": {"type": "float", "description": "a number"}}, "required": ["x"]}}])"));
+  EXPECT_EQ(sw::dump_json(tools[0].to_openai()),
+            R"({"type": "function", "function": {"name": "f", "description": "", "parameters": )"
+            R"({"type": "object", "properties": {"x": {"type": "number", "description": "a number"}}, "required": ["x"]}}})");
+}
+
+TEST(Tools, DumpJsonInPythonStyle) {
+  EXPECT_EQ(sw::dump_json(parse(R"({"a":[1,2.5,"é"],"b":{"c":null}})")),
+            R"({"a": [1, 2.5, "é"], "b": {"c": null}})");
+}
+
+}  // namespace
