@@ -4,7 +4,10 @@
 # models and the BFCL v4 data. Then builds the project. Every step is cached outside the repo,
 # so a second run only checks hashes and rebuilds what changed.
 #
-#   scripts/setup.sh [--models default|all] [--sanitize] [--no-build]
+#   scripts/setup.sh [--models default|all] [--sanitize] [--no-build] [--no-demo]
+#
+# Without --no-demo it ends with the main job: one real tool call on the default model,
+# printed with its timing and pass counts.
 #
 # Environment: SCHEMAWEAVER_CACHE (default ~/.cache/schemaweaver) holds downloads, the llama.cpp
 # build, models and data. BUILD_DIR (default build, or build-asan with --sanitize) holds ours.
@@ -16,11 +19,13 @@ JOBS=$(nproc)
 MODELS=default
 SANITIZE=OFF
 BUILD_PROJECT=1
+DEMO=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) MODELS=$2; shift 2 ;;
     --sanitize) SANITIZE=ON; shift ;;
-    --no-build) BUILD_PROJECT=0; shift ;;
+    --no-build) BUILD_PROJECT=0; DEMO=0; shift ;;
+    --no-demo) DEMO=0; shift ;;
     *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -156,7 +161,8 @@ install_bfcl() {
 
 build_project() {
   log "building the project in $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+  local type=Release; [ "$SANITIZE" = ON ] && type=RelWithDebInfo
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" \
     -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
@@ -166,7 +172,9 @@ build_llama
 install_models
 install_bfcl
 if [ "$BUILD_PROJECT" = 1 ]; then build_project; fi
-# Where things are, for the caller (the README's commands and .ci/run source this output).
-echo "SW_LLAMA_PREFIX=$(llama_prefix)/install"
-echo "SW_MODEL_DIR=$CACHE/models"
-echo "SW_BFCL_DIR=$CACHE/data/bfcl"
+log "llama.cpp: $(llama_prefix)/install; models: $CACHE/models; BFCL data: $CACHE/data/bfcl"
+if [ "$DEMO" = 1 ]; then
+  log "a tool call on the default model:"
+  "$BUILD_DIR/apps/cli/schemaweaver" call -m "$CACHE/models/SmolLM2-135M-Instruct-Q4_1.gguf" \
+    --tools "$ROOT/examples/weather_tools.json" -p "What is the weather like in Paris?"
+fi

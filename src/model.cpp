@@ -83,6 +83,10 @@ Model::~Model() = default;
 
 std::shared_ptr<Model> Model::load(const ModelParams& params) {
   init_backend_once();
+  {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    last_errors.clear();
+  }
   check_readable(params.path);
   auto impl = std::make_unique<Impl>();
   impl->params = params;

@@ -15,7 +15,7 @@ std::shared_ptr<sw::Model> model() {
 }
 
 std::vector<sw::ToolSpec> weather_tools() {
-  std::ifstream file(SW_TEST_DATA "/weather_tools.json");
+  std::ifstream file(SW_EXAMPLES "/weather_tools.json");
   return sw::parse_tools(sw::Json::parse(file));
 }
 
@@ -74,7 +74,7 @@ TEST(Engine, FreeDecodingReturnsTextAndAVerdict) {
 }
 
 TEST(Engine, McpToolsWork) {
-  std::ifstream file(SW_TEST_DATA "/mcp_tools.json");
+  std::ifstream file(SW_EXAMPLES "/mcp_time_tools.json");
   auto tools = sw::parse_tools(sw::Json::parse(file));
   sw::Session session(model());
   auto r = session.call({{"user", "What time is it in Tokyo?"}}, tools, {sw::DecodeMode::JumpForward, 64});
