@@ -68,7 +68,8 @@ class SchemaRules {
       case Type::Null: return {G::literal("null")};
       case Type::Array: return {array(schema.items ? value(*schema.items, name + "-item") : any())};
       case Type::Object:
-        return {schema.free_form ? free_object(any()) : object(schema.properties, name)};
+        return {schema.free_form ? free_object(schema.items ? value(*schema.items, name + "-value") : any())
+                                : object(schema.properties, name)};
       case Type::Any: return {any()};
     }
     return {any()};

@@ -118,6 +118,10 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   s.peak_rss_kb = peak_rss_kb();
   try {
     result.calls = model.format.parse(result.text);
+    for (const ToolCall& call : result.calls) {
+      std::string why = schema_violation(tools, call);
+      if (!why.empty()) throw Error("the call does not fit the schema: " + why);
+    }
   } catch (const Error& e) {
     result.error = std::string(e.what()) +
                    (generated.hit_token_limit ? " (stopped at max_tokens)" : "");

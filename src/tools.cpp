@@ -40,6 +40,27 @@ Type parse_type_name(const Json& name, const Where& where) {
 
 Schema parse_schema(const Json& node, const Where& where);
 
+// Every schema keyword is one of: shaping the grammar values are decoded under, checked on the
+// finished value (Schema::checks), or an annotation without effect on values. Anything else is
+// an error, so that no constraint is silently dropped.
+const std::set<std::string>& decoded_keywords() {
+  static const std::set<std::string> keys = {"type", "enum", "const", "items", "properties", "required",
+                                             "anyOf", "oneOf", "additionalProperties", "nullable"};
+  return keys;
+}
+const std::set<std::string>& checked_keywords() {
+  static const std::set<std::string> keys = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                                             "multipleOf", "minLength", "maxLength", "pattern",
+                                             "minItems", "maxItems", "uniqueItems"};
+  return keys;
+}
+const std::set<std::string>& annotation_keywords() {
+  static const std::set<std::string> keys = {"description", "default", "title", "examples", "format",
+                                             "optional", "$schema", "$id", "$comment", "deprecated",
+                                             "readOnly", "writeOnly", "example"};
+  return keys;
+}
+
 void parse_object_members(const Json& node, Schema& schema, const Where& where) {
   std::set<std::string> required;
   if (node.contains("required")) {
@@ -65,6 +86,11 @@ void parse_object_members(const Json& node, Schema& schema, const Where& where) 
     if (!declared) where.at("required").fail("'" + name + "' is required but not declared");
   }
   schema.free_form = schema.properties.empty();
+  // additionalProperties: false (or true) only says whether undeclared keys are allowed; a
+  // call never writes undeclared keys of a declared object, and a free-form one may take any.
+  // A schema there types the values of a free-form object.
+  if (node.contains("additionalProperties") && node["additionalProperties"].is_object() && schema.free_form)
+    schema.items = std::make_shared<Schema>(parse_schema(node["additionalProperties"], where.at("additionalProperties")));
 }
 
 void parse_any_of(const Json& node, const char* key, Schema& schema, const Where& where) {
@@ -117,11 +143,13 @@ void parse_type(const Json& node, Schema& schema, const Where& where) {
 
 Schema parse_schema(const Json& node, const Where& where) {
   if (!node.is_object()) where.fail("a schema must be a JSON object");
-  static const std::set<std::string> unsupported = {"allOf", "not", "$ref", "if", "patternProperties"};
-  for (const auto& [key, value] : node.items()) {
-    if (unsupported.count(key)) where.at(key).fail("'" + key + "' is not supported");
-  }
   Schema schema;
+  for (const auto& [key, value] : node.items()) {
+    if (decoded_keywords().count(key) || annotation_keywords().count(key) || key.rfind("x-", 0) == 0) continue;
+    if (!checked_keywords().count(key)) where.at(key).fail("'" + key + "' is not supported");
+    schema.checks[key] = value;
+  }
+  if (node.contains("nullable") && node["nullable"].is_boolean()) schema.nullable = node["nullable"].get<bool>();
   if (node.contains("description") && node["description"].is_string())
     schema.description = node["description"].get<std::string>();
   if (node.contains("default")) schema.default_value = node["default"];
@@ -269,6 +297,8 @@ Json Schema::to_json() const {
   if (!description.empty()) out["description"] = description;
   if (!enum_values.empty()) out["enum"] = enum_values;
   if (type == Type::Array && items) out["items"] = items->to_json();
+  if (type == Type::Object && free_form && items) out["additionalProperties"] = items->to_json();
+  for (const auto& [key, value] : checks.items()) out[key] = value;
   if (type == Type::Object && !properties.empty()) {
     Json object = properties_to_json(properties);
     out["properties"] = object["properties"];

@@ -90,8 +90,10 @@ struct BfclCommand {
       result = session.call(c.messages, tools, {mode, max_tokens});
       log_ms += std::log(std::max(result.stats.call_ms, 1e-3));
     }
-    sw::bfcl::Verdict verdict = result.error.empty() ? sw::bfcl::check(c, result.calls)
-                                                     : sw::bfcl::Verdict{false, result.error};
+    // Parsed calls are judged by BFCL's rules even when they break the schema (BFCL has its
+    // own view of types); unparsable output is wrong with the parser's reason.
+    sw::bfcl::Verdict verdict = result.calls.empty() ? sw::bfcl::Verdict{false, result.error}
+                                                     : sw::bfcl::check(c, result.calls);
     const sw::CallStats& s = result.stats;
     summary.timed++;
     summary.correct += verdict.valid;

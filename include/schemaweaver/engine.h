@@ -91,9 +91,10 @@ struct CallStats {
 };
 
 struct CallResult {
-  std::vector<ToolCall> calls;
-  std::string text;   // the generated text
-  std::string error;  // empty when `calls` holds the parsed calls
+  std::vector<ToolCall> calls;  // the calls parsed from the text (empty if none could be)
+  std::string text;             // the generated text
+  std::string error;  // why the text is not a valid call ("" if it is): not parsable, or a
+                      // parsed call that does not fit the tools' schemas
   CallStats stats;
 };
 

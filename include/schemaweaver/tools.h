@@ -42,12 +42,14 @@ struct Schema {
   Type type = Type::Any;
   bool nullable = false;                // null is accepted besides `type`
   std::vector<Json> enum_values;        // non-empty: the value is one of these (type ignored)
-  std::shared_ptr<const Schema> items;  // Array: schema of every element (null: any value)
+  std::shared_ptr<const Schema> items;  // Array: schema of every element; free-form Object:
+                                        // schema of every value (null: any value)
   std::vector<Property> properties;     // Object: declared properties, in declared order
   bool free_form = false;               // Object without declared properties: any keys
   std::vector<Schema> any_of;           // non-empty: the value matches one of these
   std::string description;
   std::optional<Json> default_value;
+  Json checks = Json::object();  // keywords checked on the finished value (minimum, pattern, ...)
 
   // JSON Schema (standard type names) for prompts and APIs.
   Json to_json() const;
@@ -83,6 +85,11 @@ struct ToolCall {
     return name == other.name && arguments == other.arguments;
   }
 };
+
+// Why `call` does not satisfy the tools' schemas ("" if it does): unknown tool, missing
+// required or unknown argument, wrong type, value outside an enum, or a checked keyword
+// (minimum, maxLength, pattern, ...) violated. Names the argument path.
+std::string schema_violation(const std::vector<ToolSpec>& tools, const ToolCall& call);
 
 // Serialises JSON the way models were trained to write it (Python's json.dumps style:
 // ", " and ": " separators, non-ASCII kept as UTF-8).

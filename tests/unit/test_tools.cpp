@@ -84,6 +84,48 @@ TEST(Tools, ErrorsNameToolAndPath) {
   }
 }
 
+TEST(Tools, EveryKeywordIsDecodedCheckedOrAnnotation) {
+  auto tools = sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "n": {"type": "integer", "minimum": 1, "maximum": 10, "title": "N", "x-ui": "slider"},
+      "s": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5, "format": "hostname"}}}}])"));
+  EXPECT_EQ(tools[0].arguments[0].schema.checks, parse(R"({"minimum": 1, "maximum": 10})"));
+  EXPECT_EQ(tools[0].arguments[1].schema.checks, parse(R"({"pattern": "^[a-z]+$", "maxLength": 5})"));
+  EXPECT_THROW(sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "n": {"type": "integer", "dependentRequired": {}}}}}])")), sw::Error);
+}
+
+TEST(Tools, SchemaViolationsNameTheArgument) {
+  auto tools = sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "n": {"type": "integer", "minimum": 1, "maximum": 10},
+      "s": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5},
+      "e": {"type": "string", "enum": ["a", "b"]},
+      "l": {"type": "array", "items": {"type": "number"}, "maxItems": 2},
+      "o": {"type": ["object", "null"], "properties": {"k": {"type": "boolean"}}, "required": ["k"]}},
+      "required": ["n"]}}])"));
+  struct Case { const char* name; const char* args; const char* why; };
+  const Case cases[] = {
+      {"f", R"({"n": 5})", ""},
+      {"f", R"({"n": 5, "s": "abc", "e": "b", "l": [1, 2.5], "o": {"k": true}})", ""},
+      {"f", R"({"n": 5, "o": null})", ""},
+      {"g", R"({})", "unknown tool 'g'"},
+      {"f", R"({})", "f: missing required argument 'n'"},
+      {"f", R"({"n": 5, "z": 1})", "f: unknown argument 'z'"},
+      {"f", R"({"n": 11})", "f.n: 11 violates maximum 10"},
+      {"f", R"({"n": 2.5})", "f.n: 2.5 has the wrong type"},
+      {"f", R"({"n": 1, "s": "ABC"})", "f.s: \"ABC\" violates pattern"},
+      {"f", R"({"n": 1, "s": "abcdef"})", "violates maxLength 5"},
+      {"f", R"({"n": 1, "e": "c"})", "f.e: \"c\" is not one of [\"a\", \"b\"]"},
+      {"f", R"({"n": 1, "l": [1, "x"]})", "f.l[1]: \"x\" has the wrong type"},
+      {"f", R"({"n": 1, "l": [1, 2, 3]})", "violates maxItems 2"},
+      {"f", R"({"n": 1, "o": {}})", "f.o: missing required argument 'k'"},
+  };
+  for (const Case& c : cases) {
+    std::string why = sw::schema_violation(tools, {c.name, parse(c.args)});
+    if (std::string(c.why).empty()) EXPECT_EQ(why, "") << c.args;
+    else EXPECT_NE(why.find(c.why), std::string::npos) << c.args << " -> " << why;
+  }
+}
+
 TEST(Tools, OpenAiRoundTripUsesStandardTypes) {
   auto tools = sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "dict", "properties": {
       "x": {"type": "float", "description": "a number"}}, "required": ["x"]}}])"));
