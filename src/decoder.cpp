@@ -73,16 +73,21 @@ class GrammarStrategy : public Strategy {
 
  private:
   // Appends to `sampled` (a token whose text the matcher has consumed, or none) the text the
-  // grammar forces next, re-tokenized together so the model sees its own tokenization. The
-  // last token of that run is held back, since the model may fuse it with what follows; it
-  // stays forced by the grammar and is decoded normally.
+  // grammar forces next, re-tokenized together so the model sees its own tokenization.
+  // Where the forced text spells an atomic token ("<tool_call>"), the model may write it as
+  // that token or as plain text, and the two lead to different continuations; the jump stops
+  // before it so that the model decides, as it does under plain constrained decoding. The last
+  // token before the stop is held back too, since the model may fuse it with what follows. What
+  // is held back stays forced by the grammar and is decoded normally.
   Step forced_step(std::optional<llama_token> sampled, const std::string& sampled_text) {
     Step step;
     if (sampled) step = {{*sampled}, 1, false, false};
     std::string forced = matcher_.forced_text();
     if (forced.empty()) return step;
     std::vector<llama_token> tokens = model_.tokenize(sampled_text + forced, false);
-    if (tokens.size() < 2) return step;
+    auto atomic = std::find_if(tokens.begin(), tokens.end(), [&](llama_token t) { return model_.is_atomic(t); });
+    tokens.erase(atomic, tokens.end());
+    if (tokens.empty()) return step;
     tokens.pop_back();
     std::string committed = model_.detokenize(tokens);
     if (committed.size() <= sampled_text.size() ||

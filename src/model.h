@@ -28,6 +28,11 @@ struct Model::Impl {
 
   int vocab_size() const { return int(pieces.size()); }
   bool is_end_of_generation(llama_token token) const { return llama_vocab_is_eog(vocab, token); }
+  // Control and added tokens ("<tool_call>", "<|im_end|>") are matched whole by the tokenizer,
+  // so text on either side of them never fuses with them.
+  bool is_atomic(llama_token token) const {
+    return llama_vocab_get_attr(vocab, token) & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED);
+  }
   // Text -> tokens; control-token text (e.g. "<|im_end|>", "<tool_call>") maps to its token.
   std::vector<llama_token> tokenize(const std::string& text, bool add_bos) const;
   std::string detokenize(const std::vector<llama_token>& tokens) const;

@@ -24,7 +24,7 @@ long peak_rss_kb() {
 
 // The conversation with the tools' system message first, rendered by the model's own chat
 // template (llama.cpp's built-in implementations of the common templates).
-std::string render_prompt(const Model::Impl& model, const std::vector<Message>& messages,
+std::string render(const Model::Impl& model, const std::vector<Message>& messages,
                           const std::vector<ToolSpec>& tools) {
   std::string user_system;
   std::vector<Message> chat;
@@ -52,6 +52,11 @@ std::string render_prompt(const Model::Impl& model, const std::vector<Message>& 
 }
 
 }  // namespace
+
+std::string render_prompt(const Model& model, const std::vector<Message>& messages,
+                          const std::vector<ToolSpec>& tools) {
+  return render(model.impl(), messages, tools);
+}
 
 std::string to_string(DecodeMode mode) {
   switch (mode) {
@@ -87,7 +92,7 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   if (tools.empty()) throw Error("no tools given");
   if (messages.empty()) throw Error("no messages given");
   if (options.max_tokens <= 0) throw Error("max_tokens must be positive");
-  std::vector<llama_token> prompt = model.tokenize(render_prompt(model, messages, tools), true);
+  std::vector<llama_token> prompt = model.tokenize(render(model, messages, tools), true);
   if (int(prompt.size()) + options.max_tokens > context.size())
     throw Error("the prompt has " + std::to_string(prompt.size()) + " tokens; with max_tokens " +
                 std::to_string(options.max_tokens) + " it exceeds the context of " +

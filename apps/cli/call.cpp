@@ -14,6 +14,7 @@ struct CallCommand {
   std::string mode = "jump-forward";
   int max_tokens = 256;
   bool json = false;
+  bool print_prompt = false;
 
   std::vector<sw::Message> messages() const {
     if (messages_path.empty()) return {{"user", prompt}};
@@ -34,6 +35,7 @@ struct CallCommand {
     std::vector<sw::ToolSpec> tools = sw::parse_tools(read_json_file(tools_path));
     std::vector<sw::Message> chat = messages();
     auto loaded = sw::Model::load(model.params);
+    if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools) << "\n";
     sw::Session session(loaded);
     sw::CallResult result = session.call(chat, tools, {decode_mode, max_tokens});
     json ? print_json(result) : print_text(result);
@@ -81,6 +83,7 @@ void add_call_command(CLI::App& app) {
   cmd->add_option("--mode", c->mode, "free, constrained, jump-forward")->capture_default_str();
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
+  cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");
   cmd->callback([c, prompt, messages] {
     if (prompt->count() == 0 && messages->count() == 0)
       throw sw::Error("give the request with --prompt or --messages");

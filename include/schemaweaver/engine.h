@@ -98,6 +98,11 @@ struct CallResult {
   CallStats stats;
 };
 
+// The prompt a call sends to the model: the conversation with the tools' system message,
+// rendered by the model's chat template. Throws Error on an unknown role or template.
+std::string render_prompt(const Model& model, const std::vector<Message>& messages,
+                          const std::vector<ToolSpec>& tools);
+
 class Session {
  public:
   explicit Session(std::shared_ptr<const Model> model);
