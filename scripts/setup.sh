@@ -59,17 +59,17 @@ install_system_packages() {
 
 pip_cmd() { if command -v pip3 >/dev/null; then echo pip3; else echo pip; fi; }
 
-# fetch NAME==VERSION [--no-binary]: downloads one distribution into the cache (no deps) and
-# prints its path. Already-downloaded files are reused.
+# fetch NAME==VERSION: downloads one wheel into the cache (no deps) and prints its path.
+# Already-downloaded files are reused.
 fetch() {
-  local spec=$1 extra=${2:-} dir="$CACHE/downloads"
+  local spec=$1 dir="$CACHE/downloads"
   mkdir -p "$dir"
   local name=${spec%%==*} version=${spec##*==}
   local stem; stem=$(echo "$name" | tr '-' '_')
   local found; found=$(ls "$dir"/"$stem"-"$version"[-.]* 2>/dev/null | head -n 1 || true)
   if [ -z "$found" ]; then
     log "downloading $spec"
-    $(pip_cmd) download -q --no-deps $extra "$spec" -d "$dir" >/dev/null 2>&1 \
+    $(pip_cmd) download -q --no-deps --only-binary=:all: "$spec" -d "$dir" >/dev/null 2>&1 \
       || die "could not download $spec from PyPI"
     found=$(ls "$dir"/"$stem"-"$version"[-.]* | head -n 1)
   fi
@@ -88,10 +88,34 @@ llama_prefix() {
   echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-$isa"
 }
 
+# fetch_sdist NAME VERSION: downloads a source distribution from PyPI's simple index and
+# prints its path. (pip download would also build the sdist's metadata, which for
+# llama-cpp-python takes minutes.)
+fetch_sdist() {
+  local name=$1 version=$2 dir="$CACHE/downloads"
+  local file="$dir/$(echo "$name" | tr '-' '_')-$version.tar.gz"
+  mkdir -p "$dir"
+  if [ ! -f "$file" ]; then
+    log "downloading $name $version (sdist)"
+    python3 - "${PIP_INDEX_URL:-https://pypi.org/simple}" "$name" "$file" <<'PY' || die "could not download $name $version from PyPI"
+import os, re, sys, urllib.parse, urllib.request
+index, name, out = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
+page = urllib.request.urlopen(f"{index}/{name}/", timeout=120).read().decode()
+link = re.search(r'href="([^"#]*/' + re.escape(os.path.basename(out)) + r')[#"]', page)
+if not link:
+    sys.exit(f"{os.path.basename(out)} is not listed on {index}/{name}/")
+url = urllib.parse.urljoin(f"{index}/{name}/", link.group(1))
+urllib.request.urlretrieve(url, out + ".part")
+os.replace(out + ".part", out)
+PY
+  fi
+  echo "$file"
+}
+
 build_llama() {
   local prefix; prefix=$(llama_prefix)
   if [ -f "$prefix/.complete" ]; then log "llama.cpp cached at $prefix"; return; fi
-  local sdist; sdist=$(fetch "llama-cpp-python==$LLAMA_PY_VERSION" "--no-binary=:all:")
+  local sdist; sdist=$(fetch_sdist llama-cpp-python "$LLAMA_PY_VERSION")
   check_sha256 "$sdist" "$LLAMA_PY_SHA256"
   rm -rf "$prefix"; mkdir -p "$prefix"
   tar xzf "$sdist" -C "$prefix"
