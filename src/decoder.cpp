@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 
 namespace sw {
 namespace {
@@ -19,7 +20,7 @@ class FreeStrategy : public Strategy {
   FreeStrategy(const Model::Impl& model) : model_(model) {}
 
   Step next(const float* logits) override {
-    llama_token token = pick_greedy(logits, model_.vocab_size(), [](llama_token) { return true; });
+    llama_token token = pick_greedy(logits, model_.vocab_size(), order_, [](llama_token) { return true; });
     if (model_.is_end_of_generation(token)) return {{}, 0, false, true};
     text_ += model_.pieces[size_t(token)];
     bool closed = !model_.format.closer.empty() && ends_with_closer();
@@ -35,6 +36,7 @@ class FreeStrategy : public Strategy {
   }
 
   const Model::Impl& model_;
+  std::vector<llama_token> order_;
   std::string text_;
 };
 
@@ -51,7 +53,7 @@ class GrammarStrategy : public Strategy {
 
   Step next(const float* logits) override {
     auto started = Clock::now();
-    llama_token token = pick_greedy(logits, model_.vocab_size(), [&](llama_token t) {
+    llama_token token = pick_greedy(logits, model_.vocab_size(), order_, [&](llama_token t) {
       if (model_.is_end_of_generation(t)) return matcher_.can_end();
       const std::string& piece = model_.pieces[size_t(t)];
       return !piece.empty() && matcher_.accepts(piece);
@@ -99,6 +101,7 @@ class GrammarStrategy : public Strategy {
   }
 
   const Model::Impl& model_;
+  std::vector<llama_token> order_;
   Matcher matcher_;
   bool jump_;
   double constraint_ms_ = 0;
@@ -106,9 +109,9 @@ class GrammarStrategy : public Strategy {
 
 }  // namespace
 
-llama_token pick_greedy(const float* logits, int n_vocab,
+llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
                         const std::function<bool(llama_token)>& allowed) {
-  std::vector<llama_token> order(static_cast<size_t>(n_vocab));
+  order.resize(static_cast<size_t>(n_vocab));
   std::iota(order.begin(), order.end(), 0);
   auto better = [&](llama_token a, llama_token b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);

@@ -49,8 +49,9 @@ GenerationResult generate(Context& context, const Model::Impl& model, Strategy& 
 
 // The best token by logit among those `allowed` accepts; -1 if it accepts none. Only the top
 // candidates are sorted unless all of them are rejected, which gives the same choice as masking
-// the whole vocabulary first, at a fraction of the cost.
-llama_token pick_greedy(const float* logits, int n_vocab,
+// the whole vocabulary first, at a fraction of the cost. `order` is the caller's scratch
+// buffer, reused across steps so that no step allocates.
+llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
                         const std::function<bool(llama_token)>& allowed);
 
 }  // namespace sw
