@@ -17,25 +17,24 @@ double ms_since(Clock::time_point start) {
 // Free decoding: the argmax token, until end of generation or the format's closer appears.
 class FreeStrategy : public Strategy {
  public:
-  FreeStrategy(const Model::Impl& model) : model_(model) {}
+  explicit FreeStrategy(const Model::Impl& model)
+      : model_(model),
+        closer_(model.format.block_tag.empty() ? model.format.closer : "</" + model.format.block_tag + ">") {}
 
   Step next(const float* logits) override {
     llama_token token = pick_greedy(logits, model_.vocab_size(), order_, [](llama_token) { return true; });
     if (model_.is_end_of_generation(token)) return {{}, 0, false, true};
-    text_ += model_.pieces[size_t(token)];
-    bool closed = !model_.format.closer.empty() && ends_with_closer();
+    const std::string& piece = model_.pieces[size_t(token)];
+    text_ += piece;
+    // Only the end of the text can hold a closer that this token completed.
+    size_t from = text_.size() - std::min(text_.size(), piece.size() + closer_.size());
+    bool closed = !closer_.empty() && text_.find(closer_, from) != std::string::npos;
     return {{token}, 1, closed, false};
   }
 
  private:
-  bool ends_with_closer() const {
-    const std::string& closer = model_.format.block_tag.empty()
-                                    ? model_.format.closer
-                                    : "</" + model_.format.block_tag + ">";
-    return text_.find(closer) != std::string::npos;
-  }
-
   const Model::Impl& model_;
+  const std::string closer_;  // text that ends a call in free output
   std::vector<llama_token> order_;
   std::string text_;
 };

@@ -44,7 +44,7 @@ struct CallCommand {
 
   void print_text(const sw::CallResult& r) const {
     for (const sw::ToolCall& call : r.calls)
-      std::cout << sw::dump_json({{"name", call.name}, {"arguments", call.arguments}}) << "\n";
+      std::cout << sw::dump_json(call.to_json()) << "\n";
     if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
     const sw::CallStats& s = r.stats;
     std::fprintf(stderr,
@@ -58,7 +58,7 @@ struct CallCommand {
 
   void print_json(const sw::CallResult& r) const {
     sw::Json calls = sw::Json::array();
-    for (const sw::ToolCall& call : r.calls) calls.push_back({{"name", call.name}, {"arguments", call.arguments}});
+    for (const sw::ToolCall& call : r.calls) calls.push_back(call.to_json());
     const sw::CallStats& s = r.stats;
     sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"mode", mode},
                     {"stats", {{"prompt_tokens", s.prompt_tokens}, {"prompt_passes", s.prompt_passes},

@@ -81,6 +81,7 @@ struct ToolCall {
   std::string name;
   Json arguments = Json::object();
 
+  Json to_json() const { return {{"name", name}, {"arguments", arguments}}; }
   bool operator==(const ToolCall& other) const {
     return name == other.name && arguments == other.arguments;
   }
