@@ -21,17 +21,8 @@ class SchemaRules {
 
   // {"a": <a>, "b": <b>}: required properties always, optional ones at most once, in order.
   Sequence object(const std::vector<Property>& properties, const std::string& name) {
-    std::vector<Sequence> members;
-    for (const Property& p : properties)
-      members.push_back(G::literal(dump_json(Json(p.name)) + ": ") + value(p.schema, name + "-" + p.name));
-    // tail[i]: the members from i on, each preceded by ", "; optional ones may be skipped.
-    std::vector<Sequence> tail(properties.size() + 1);
-    for (size_t i = properties.size(); i-- > 0;) {
-      Sequence present = G::literal(", ") + members[i] + tail[i + 1];
-      tail[i] = properties[i].required
-                    ? present
-                    : b_.ref(b_.add(name + "-rest", {present, tail[i + 1]}));
-    }
+    std::vector<Sequence> members = member_sequences(properties, name);
+    std::vector<Sequence> tail = member_tails(properties, members, name);
     // The first member present has no leading ", ": it is the first required one, or any
     // optional one before it.
     std::vector<Sequence> starts;
@@ -43,6 +34,13 @@ class SchemaRules {
     if (i == properties.size()) starts.push_back({});  // all optional: {} is valid
     Sequence inside = starts.size() == 1 ? starts.front() : b_.ref(b_.add(name + "-members", starts));
     return G::literal("{") + inside + G::literal("}");
+  }
+
+  // The end of an object whose members so far are written: the optional `properties`, each
+  // at most once, in order, each after ", "; then "}".
+  Sequence object_rest(const std::vector<Property>& optional, const std::string& name) {
+    std::vector<Sequence> members = member_sequences(optional, name);
+    return member_tails(optional, members, name).front() + G::literal("}");
   }
 
   Sequence string() { return b_.ref(shared("string", [&] { return string_rule(); })); }
@@ -73,6 +71,24 @@ class SchemaRules {
       case Type::Any: return {any()};
     }
     return {any()};
+  }
+
+  std::vector<Sequence> member_sequences(const std::vector<Property>& properties, const std::string& name) {
+    std::vector<Sequence> members;
+    for (const Property& p : properties)
+      members.push_back(G::literal(dump_json(Json(p.name)) + ": ") + value(p.schema, name + "-" + p.name));
+    return members;
+  }
+
+  // tail[i]: the members from i on, each preceded by ", "; optional ones may be skipped.
+  std::vector<Sequence> member_tails(const std::vector<Property>& properties,
+                                     const std::vector<Sequence>& members, const std::string& name) {
+    std::vector<Sequence> tail(properties.size() + 1);
+    for (size_t i = properties.size(); i-- > 0;) {
+      Sequence present = G::literal(", ") + members[i] + tail[i + 1];
+      tail[i] = properties[i].required ? present : b_.ref(b_.add(name + "-rest", {present, tail[i + 1]}));
+    }
+    return tail;
   }
 
   template <class Make>
@@ -171,10 +187,29 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   return std::make_shared<const Grammar>(b.build(root));
 }
 
-std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema) {
+std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix) {
   GrammarBuilder b;
   SchemaRules rules(b);
-  uint32_t root = b.add("value", {rules.value(schema, "v")});
+  uint32_t root = b.add("value", {G::literal(prefix) + rules.value(schema, "v")});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const std::vector<ToolSpec>& tools) {
+  if (tools.empty()) throw Error("cannot build a call grammar without tools");
+  GrammarBuilder b;
+  std::vector<Sequence> names;
+  for (const ToolSpec& tool : tools) names.push_back(G::literal(dump_json(Json(tool.name))));
+  uint32_t root = b.add("head", {G::literal(prefix + "{\"name\": ") + b.ref(b.add("tool", names))});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
+                                                  const std::vector<Property>& optional, bool members_written) {
+  GrammarBuilder b;
+  SchemaRules rules(b);
+  Sequence object = members_written ? rules.object_rest(optional, "args") : rules.object(optional, "args");
+  uint32_t end = b.add("end", {G::literal(format.closer), G::literal(format.separator)});
+  uint32_t root = b.add("tail", {G::literal(prefix) + object + G::literal("}") + b.ref(end)});
   return std::make_shared<const Grammar>(b.build(root));
 }
 

@@ -1,5 +1,5 @@
 // Grammars generated from tool schemas: the whole answer of a turn (one or more calls in the
-// model's call format), or one argument value.
+// model's call format), one argument value, and the serial pieces of a SchemaWeaver call.
 //
 // Text layout is canonical, as models write JSON: ", " between items and ": " after keys.
 // Arguments appear in the order the schema declares them, required ones always, optional ones
@@ -17,6 +17,16 @@ namespace sw {
 
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools);
-std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema);
+// One argument value, after `prefix` (text the skeleton left to the value, such as a space).
+std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix = "");
+
+// SchemaWeaver's serial pieces. The head: `prefix` (the format's opener or the text pending
+// before a call), then {"name": and one of the tools' names as a JSON string.
+std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const std::vector<ToolSpec>& tools);
+// The tail of a call: `prefix`, the arguments object's remaining `optional` members (each at
+// most once, in order) and its "}" - or, if no member is written yet, the whole object - then
+// the call's "}" and either the format's closer or its separator before another call.
+std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
+                                                  const std::vector<Property>& optional, bool members_written);
 
 }  // namespace sw

@@ -9,7 +9,8 @@ Context::Context(const Model::Impl& model, int context_size) {
   cp.n_ctx = uint32_t(context_size);
   cp.n_batch = uint32_t(std::min(context_size, 512));
   cp.n_ubatch = cp.n_batch;
-  cp.n_seq_max = 1;
+  cp.n_seq_max = kSequences;
+  cp.kv_unified = true;
   cp.n_threads = model.threads;
   cp.n_threads_batch = model.threads;
   cp.no_perf = true;
@@ -17,7 +18,7 @@ Context::Context(const Model::Impl& model, int context_size) {
   if (!ctx_) throw Error("failed to create a llama.cpp context: " + llama_last_errors());
   n_ctx_ = int(llama_n_ctx(ctx_));
   n_batch_ = int(llama_n_batch(ctx_));
-  batch_ = llama_batch_init(n_batch_, 0, 1);
+  batch_ = llama_batch_init(n_batch_, 0, kSequences);
 }
 
 Context::~Context() {
@@ -25,30 +26,68 @@ Context::~Context() {
   llama_free(ctx_);
 }
 
-void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter) {
-  if (history_.size() + tokens.size() > size_t(n_ctx_))
-    throw Error("context full: " + std::to_string(history_.size()) + " + " + std::to_string(tokens.size()) +
+void Context::check_room(size_t extra) const {
+  if (history_.size() + extra > size_t(n_ctx_))
+    throw Error("context full: " + std::to_string(history_.size()) + " + " + std::to_string(extra) +
                 " tokens exceed the context of " + std::to_string(n_ctx_));
+}
+
+void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter) {
+  check_room(tokens.size());
   for (size_t start = 0; start < tokens.size(); start += size_t(n_batch_)) {
     size_t count = std::min(tokens.size() - start, size_t(n_batch_));
-    batch_.n_tokens = int32_t(count);
-    for (size_t i = 0; i < count; ++i) {
-      batch_.token[i] = tokens[start + i];
-      batch_.pos[i] = llama_pos(history_.size() + i);
-      batch_.n_seq_id[i] = 1;
-      batch_.seq_id[i][0] = 0;
-      batch_.logits[i] = i + 1 == count;
-    }
-    int rc = llama_decode(ctx_, batch_);
-    if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ")");
-    history_.insert(history_.end(), tokens.begin() + long(start), tokens.begin() + long(start + count));
-    last_index_ = int(count) - 1;
-    counter.passes += 1;
-    counter.tokens += int(count);
+    std::vector<BatchToken> batch(count);
+    for (size_t i = 0; i < count; ++i)
+      batch[i] = {tokens[start + i], llama_pos(history_.size() + i), {kMain}, i + 1 == count};
+    decode(batch, counter);
   }
 }
 
-const float* Context::last_logits() const { return llama_get_logits_ith(ctx_, last_index_); }
+void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter) {
+  if (tokens.empty()) return;
+  if (tokens.size() > size_t(n_batch_)) throw Error("a pass of " + std::to_string(tokens.size()) +
+                                                    " tokens exceeds the batch of " + std::to_string(n_batch_));
+  std::vector<llama_token> main_tokens;
+  int main_last = -1;
+  batch_.n_tokens = int32_t(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const BatchToken& t = tokens[i];
+    batch_.token[i] = t.token;
+    batch_.pos[i] = t.pos;
+    batch_.n_seq_id[i] = int32_t(t.sequences.size());
+    std::copy(t.sequences.begin(), t.sequences.end(), batch_.seq_id[i]);
+    batch_.logits[i] = t.logits;
+    if (std::find(t.sequences.begin(), t.sequences.end(), kMain) != t.sequences.end()) {
+      if (t.pos != llama_pos(history_.size() + main_tokens.size()))
+        throw Error("internal: a token of the main sequence is out of order");
+      main_tokens.push_back(t.token);
+      main_last = int(i);
+    }
+  }
+  check_room(tokens.size());
+  int rc = llama_decode(ctx_, batch_);
+  if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ") " + llama_last_errors());
+  history_.insert(history_.end(), main_tokens.begin(), main_tokens.end());
+  // The logits of earlier passes are gone: only a main token of this pass can provide them.
+  last_index_ = main_last >= 0 && tokens[size_t(main_last)].logits ? main_last : -1;
+  counter.passes += 1;
+  counter.tokens += int(tokens.size());
+}
+
+const float* Context::last_logits() const {
+  if (last_index_ < 0) throw Error("internal: no logits for the last token of the conversation");
+  return llama_get_logits_ith(ctx_, last_index_);
+}
+
+const float* Context::logits_at(int index) const { return llama_get_logits_ith(ctx_, index); }
+
+void Context::share_main(llama_seq_id sequence) {
+  llama_memory_seq_cp(llama_get_memory(ctx_), kMain, sequence, -1, -1);
+}
+
+void Context::drop(llama_seq_id sequence, llama_pos from) {
+  llama_memory_seq_rm(llama_get_memory(ctx_), sequence, from, -1);
+}
 
 void Context::clear() {
   llama_memory_clear(llama_get_memory(ctx_), true);
@@ -60,7 +99,8 @@ int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& cou
   size_t shared = 0;
   while (shared < history_.size() && shared < prompt.size() && history_[shared] == prompt[shared]) ++shared;
   if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
-  if (!llama_memory_seq_rm(llama_get_memory(ctx_), 0, llama_pos(shared), -1)) {
+  for (llama_seq_id seq = 1; seq < kSequences; ++seq) drop(seq);  // branches an answer left behind
+  if (!llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(shared), -1)) {
     clear();
     shared = 0;
   }

@@ -1,4 +1,9 @@
 // One llama_context and the bookkeeping of every forward pass it runs.
+//
+// Sequence 0 is the conversation. Other sequences are short-lived branches that share cells of
+// sequence 0 (SchemaWeaver's value branches) and a scratch sequence for placeholder tokens.
+// The KV cache is unified (kv_unified): all sequences live in one buffer, so sharing a prefix
+// with a branch only tags its cells and branches of different lengths go through one pass.
 #pragma once
 
 #include <vector>
@@ -15,8 +20,21 @@ struct PassCounter {
   int tokens = 0;
 };
 
+// One token of a batch: its position, the sequences it belongs to, whether its logits are kept.
+struct BatchToken {
+  llama_token token = 0;
+  llama_pos pos = 0;
+  std::vector<llama_seq_id> sequences;
+  bool logits = false;
+};
+
 class Context {
  public:
+  static constexpr llama_seq_id kMain = 0;
+  static constexpr int kSequences = 64;  // sequence 0, branches, and the scratch sequence
+  static constexpr llama_seq_id kScratch = kSequences - 1;
+  static constexpr int kMaxBranches = kSequences - 2;
+
   Context(const Model::Impl& model, int context_size);
   ~Context();
   Context(const Context&) = delete;
@@ -29,19 +47,34 @@ class Context {
   // context holds now (a repeated system prompt and tool list is not computed again). At least
   // the last token is recomputed, for its logits. Returns the number of tokens reused.
   int start_from(const std::vector<llama_token>& prompt, PassCounter& counter);
-  // Logits of the last appended token: vocab_size floats.
+  // Logits of the last token appended to sequence 0: vocab_size floats.
   const float* last_logits() const;
+
+  // One llama_decode of tokens of any sequences (at most n_batch). Tokens of sequence 0 must
+  // continue it in order. Logits of the i-th token (if kept) are then logits_at(i).
+  void decode(const std::vector<BatchToken>& tokens, PassCounter& counter);
+  const float* logits_at(int index) const;
+  // Lets `sequence` see all cells of sequence 0 (tags them; nothing is copied).
+  void share_main(llama_seq_id sequence);
+  // Removes a sequence's cells from positions `from` on (cells shared with others stay).
+  void drop(llama_seq_id sequence, llama_pos from = 0);
+
   void clear();
   int size() const { return n_ctx_; }
+  int batch_limit() const { return n_batch_; }
   int used() const { return int(history_.size()); }
+  // Tokens of sequence 0, in position order.
+  const std::vector<llama_token>& history() const { return history_; }
 
  private:
+  void check_room(size_t extra) const;
+
   llama_context* ctx_ = nullptr;
   llama_batch batch_{};
   int n_ctx_ = 0;
   int n_batch_ = 0;
-  std::vector<llama_token> history_;  // tokens in the KV cache, in position order
-  int last_index_ = -1;
+  std::vector<llama_token> history_;
+  int last_index_ = -1;  // batch index of the last token of sequence 0 in the last pass
 };
 
 }  // namespace sw

@@ -8,11 +8,7 @@
 namespace sw {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
+double ms_since(Clock::time_point start) { return ms_between(start, Clock::now()); }
 
 // Free decoding: the argmax token, until end of generation or the format's closer appears.
 class FreeStrategy : public Strategy {
@@ -47,32 +43,63 @@ class GrammarStrategy : public Strategy {
 
   Step start() override {
     if (!jump_) return {};
+    if (Step done = finished_step(); done.complete) return done;
     return forced_step({}, "");
   }
 
   Step next(const float* logits) override {
     auto started = Clock::now();
-    llama_token token = pick_greedy(logits, model_.vocab_size(), order_, [&](llama_token t) {
-      if (model_.is_end_of_generation(t)) return matcher_.can_end();
-      const std::string& piece = model_.pieces[size_t(t)];
-      return !piece.empty() && matcher_.accepts(piece);
-    });
+    std::optional<ByteSet> first_bytes;  // computed only if the top candidates are all rejected
+    llama_token token = pick_greedy(
+        logits, model_.vocab_size(), order_,
+        [&](llama_token t) {
+          if (model_.is_end_of_generation(t)) return matcher_.can_end();
+          const std::string& piece = model_.pieces[size_t(t)];
+          return !piece.empty() && matcher_.accepts(piece);
+        },
+        [&](llama_token t) {
+          if (!first_bytes) first_bytes = matcher_.next_bytes();
+          const std::string& piece = model_.pieces[size_t(t)];
+          return model_.is_end_of_generation(t) || (!piece.empty() && first_bytes->test((unsigned char)piece[0]));
+        });
     Step step;
     if (token < 0 || model_.is_end_of_generation(token)) {
       step.stop = true;
+      step.complete = token >= 0;  // end of generation is allowed only where the grammar can end
     } else {
       const std::string& piece = model_.pieces[size_t(token)];
       matcher_.advance(piece);
-      step = jump_ ? forced_step(token, piece) : Step{{token}, 1, false, false};
-      step.complete = !matcher_.can_continue();
+      step = jump_ ? jump_step(token, piece) : Step{{token}, 1, false, false};
+      if (!step.complete) step.complete = !matcher_.can_continue();
     }
     constraint_ms_ += ms_since(started);
+    constraint_steps_ += 1;
     return step;
   }
 
   double constraint_ms() const override { return constraint_ms_; }
+  int constraint_steps() const override { return constraint_steps_; }
 
  private:
+  // After a sampled token: if the grammar forces everything that is left, the answer is
+  // complete now (no pass decodes text that nothing can change); otherwise the forced step.
+  Step jump_step(llama_token sampled, const std::string& sampled_text) {
+    Step step = finished_step();
+    if (!step.complete) return forced_step(sampled, sampled_text);
+    step.tokens.insert(step.tokens.begin(), sampled);
+    step.sampled = 1;
+    return step;
+  }
+
+  // If the grammar forces all the text that is left, that text as a complete step.
+  Step finished_step() {
+    std::string rest = matcher_.forced_text();
+    Matcher end = matcher_;
+    if (rest.empty() || !end.advance(rest) || end.can_continue()) return {};
+    matcher_ = std::move(end);
+    return {model_.tokenize(rest, false), 0, true, false};
+  }
+
   // Appends to `sampled` (a token whose text the matcher has consumed, or none) the text the
   // grammar forces next, re-tokenized together so the model sees its own tokenization.
   // Where the forced text spells an atomic token ("<tool_call>"), the model may write it as
@@ -86,7 +113,9 @@ class GrammarStrategy : public Strategy {
     std::string forced = matcher_.forced_text();
     if (forced.empty()) return step;
     std::vector<llama_token> tokens = model_.tokenize(sampled_text + forced, false);
-    auto atomic = std::find_if(tokens.begin(), tokens.end(), [&](llama_token t) { return model_.is_atomic(t); });
+    // The sampled token itself may be atomic; it is the model's choice already.
+    auto from = tokens.begin() + (sampled && !tokens.empty() && tokens.front() == *sampled ? 1 : 0);
+    auto atomic = std::find_if(from, tokens.end(), [&](llama_token t) { return model_.is_atomic(t); });
     tokens.erase(atomic, tokens.end());
     if (tokens.empty()) return step;
     tokens.pop_back();
@@ -104,12 +133,36 @@ class GrammarStrategy : public Strategy {
   Matcher matcher_;
   bool jump_;
   double constraint_ms_ = 0;
+  int constraint_steps_ = 0;
 };
 
 }  // namespace
 
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+void CallTracker::feed(const std::string& text) {
+  size_t skipped = std::min(skip_, text.size());
+  skip_ -= skipped;
+  for (char c : text.substr(skipped)) {
+    if (in_string_) {
+      if (escaped_) escaped_ = false;
+      else if (c == '\\') escaped_ = true;
+      else if (c == '"') in_string_ = false;
+    } else if (c == '"' && depth_ > 0) {
+      in_string_ = true;
+    } else if (c == '{') {
+      ++depth_;
+    } else if (c == '}' && depth_ > 0 && --depth_ == 0) {
+      closed_ms_.push_back(ms_since(origin_));
+    }
+  }
+}
+
 llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
-                        const std::function<bool(llama_token)>& allowed) {
+                        const std::function<bool(llama_token)>& allowed,
+                        const std::function<bool(llama_token)>& may_be_allowed) {
   order.resize(static_cast<size_t>(n_vocab));
   std::iota(order.begin(), order.end(), 0);
   auto better = [&](llama_token a, llama_token b) {
@@ -120,9 +173,11 @@ llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_toke
   for (size_t i = 0; i < top; ++i) {
     if (allowed(order[i])) return order[i];
   }
-  std::sort(order.begin() + long(top), order.end(), better);
-  for (size_t i = top; i < order.size(); ++i) {
-    if (allowed(order[i])) return order[i];
+  auto rest_end = order.end();
+  if (may_be_allowed) rest_end = std::partition(order.begin() + long(top), order.end(), may_be_allowed);
+  std::sort(order.begin() + long(top), rest_end, better);
+  for (auto it = order.begin() + long(top); it != rest_end; ++it) {
+    if (allowed(*it)) return *it;
   }
   return -1;
 }
@@ -133,23 +188,32 @@ std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const Model::Impl& mode
     case DecodeMode::Free: return std::make_unique<FreeStrategy>(model);
     case DecodeMode::Constrained: return std::make_unique<GrammarStrategy>(model, grammar, false);
     case DecodeMode::JumpForward: return std::make_unique<GrammarStrategy>(model, grammar, true);
+    case DecodeMode::SchemaWeaver: break;  // not one strategy: see weaver.h
   }
   throw Error("unknown decode mode");
 }
 
 GenerationResult generate(Context& context, const Model::Impl& model, Strategy& strategy,
-                          int max_tokens) {
+                          int max_tokens, CallTracker* tracker) {
   GenerationResult result;
   Step step = strategy.start();
   while (true) {
     if (!step.tokens.empty()) {
-      result.text += model.detokenize(step.tokens);
+      std::string text = model.detokenize(step.tokens);
+      if (tracker) tracker->feed(text);
+      result.text += text;
       result.sampled_tokens += step.sampled;
-      if (step.complete) break;  // the call is known; its last tokens need no pass yet
+      if (step.complete) {  // the call is known; its last tokens need no pass yet
+        result.complete = true;
+        break;
+      }
       if (step.sampled < int(step.tokens.size())) result.forced_passes += 1;
       context.append(step.tokens, result.passes);
     }
-    if (step.stop) break;
+    if (step.stop) {
+      result.complete = step.complete;
+      break;
+    }
     if (result.sampled_tokens >= max_tokens) {
       result.hit_token_limit = true;
       break;

@@ -6,6 +6,7 @@
 // accepts), jump-forward (constrained, plus the text the grammar forces in the same pass).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,10 +32,33 @@ class Strategy {
   virtual Step start() { return {}; }
   virtual Step next(const float* logits) = 0;
   virtual double constraint_ms() const { return 0; }
+  virtual int constraint_steps() const { return 0; }
 };
 
 std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const Model::Impl& model,
                                         std::shared_ptr<const Grammar> grammar);
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point from, Clock::time_point to);
+
+// Watches the text of an answer as it is decided and notes when each call's JSON object
+// closes: from then on that call can be executed.
+class CallTracker {
+ public:
+  explicit CallTracker(Clock::time_point origin) : origin_(origin) {}
+  void feed(const std::string& text);
+  void skip(size_t bytes) { skip_ += bytes; }  // the next bytes fed were seen already
+  const std::vector<double>& closed_ms() const { return closed_ms_; }
+  Clock::time_point origin() const { return origin_; }
+
+ private:
+  Clock::time_point origin_;
+  size_t skip_ = 0;
+  int depth_ = 0;
+  bool in_string_ = false, escaped_ = false;
+  std::vector<double> closed_ms_;
+};
 
 struct GenerationResult {
   std::string text;
@@ -42,16 +66,20 @@ struct GenerationResult {
   int forced_passes = 0;
   int sampled_tokens = 0;
   bool hit_token_limit = false;
+  bool complete = false;  // the strategy completed its grammar (not stopped or cut off)
 };
 
+// Runs the strategy until it completes or stops, or `max_tokens` tokens were sampled.
 GenerationResult generate(Context& context, const Model::Impl& model, Strategy& strategy,
-                          int max_tokens);
+                          int max_tokens, CallTracker* tracker = nullptr);
 
 // The best token by logit among those `allowed` accepts; -1 if it accepts none. Only the top
 // candidates are sorted unless all of them are rejected, which gives the same choice as masking
-// the whole vocabulary first, at a fraction of the cost. `order` is the caller's scratch
-// buffer, reused across steps so that no step allocates.
+// the whole vocabulary first, at a fraction of the cost. Then `may_be_allowed`, a cheap
+// necessary condition (such as the first byte), removes most of the vocabulary before the rest
+// is sorted and checked. `order` is the caller's scratch buffer, reused across steps.
 llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
-                        const std::function<bool(llama_token)>& allowed);
+                        const std::function<bool(llama_token)>& allowed,
+                        const std::function<bool(llama_token)>& may_be_allowed = nullptr);
 
 }  // namespace sw

@@ -58,6 +58,12 @@ bool Matcher::advance(std::string_view bytes) {
   return true;
 }
 
+size_t Matcher::advance_prefix(std::string_view bytes) {
+  size_t used = 0;
+  while (used < bytes.size() && next_bytes().test((unsigned char)bytes[used])) step((unsigned char)bytes[used++]);
+  return used;
+}
+
 bool Matcher::accepts(std::string_view bytes) const {
   if (bytes.empty()) return !dead();
   if (!next_bytes().test((unsigned char)bytes.front())) return false;  // cheap common reject

@@ -20,6 +20,8 @@ class Matcher {
 
   // Consumes bytes; returns false (leaving the matcher dead) if the grammar rejects them.
   bool advance(std::string_view bytes);
+  // Consumes the longest prefix of `bytes` that the grammar accepts; returns its length.
+  size_t advance_prefix(std::string_view bytes);
   // Whether advance(bytes) would succeed, without changing this matcher.
   bool accepts(std::string_view bytes) const;
 

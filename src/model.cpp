@@ -52,6 +52,15 @@ void check_readable(const std::string& path) {
     throw Error("'" + path + "' is not a GGUF file (bad magic)");
 }
 
+// Text that can stand anywhere inside a JSON string and does not end it.
+bool is_plain_string(const std::string& piece) {
+  if (piece.empty()) return false;
+  for (unsigned char c : piece) {
+    if (c < 0x20 || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string llama_last_errors() {
@@ -91,6 +100,8 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   auto impl = std::make_unique<Impl>();
   impl->params = params;
   llama_model_params mp = llama_model_default_params();
+  mp.vocab_only = params.vocab_only;
+  if (getenv("SW_NO_REPACK")) mp.use_extra_bufts = false;
   impl->model = llama_model_load_from_file(params.path.c_str(), mp);
   if (!impl->model)
     throw Error("failed to load model '" + params.path + "': " + llama_last_errors());
@@ -98,6 +109,8 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   int n_vocab = llama_vocab_n_tokens(impl->vocab);
   impl->pieces.reserve(size_t(n_vocab));
   for (llama_token t = 0; t < n_vocab; ++t) impl->pieces.push_back(token_piece(impl->vocab, t));
+  impl->plain_string.resize(size_t(n_vocab));
+  for (size_t t = 0; t < size_t(n_vocab); ++t) impl->plain_string[t] = is_plain_string(impl->pieces[t]) && !impl->is_atomic(llama_token(t));
   const char* tmpl = llama_model_chat_template(impl->model, nullptr);
   // A base model without a template gets its family's built-in one from llama.cpp.
   impl->chat_template = tmpl ? tmpl

@@ -17,6 +17,9 @@ struct Model::Impl {
   llama_model* model = nullptr;
   const llama_vocab* vocab = nullptr;
   std::vector<std::string> pieces;  // token id -> its text, control tokens rendered
+  // Token classes computed once, so value constraints need no grammar for most tokens:
+  // plain_string[t] - the token's text can stand inside a JSON string without ending it.
+  std::vector<bool> plain_string;
   std::string chat_template;
   CallFormat format;
   int threads = 1;

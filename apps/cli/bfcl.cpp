@@ -87,7 +87,7 @@ struct BfclCommand {
     sw::CallResult result;
     double log_ms = 0;
     for (int r = 0; r < repeat; ++r) {
-      result = session.call(c.messages, tools, {mode, max_tokens});
+      result = session.call(c.messages, tools, {mode, max_tokens, "", {}, {}, nullptr});
       log_ms += std::log(std::max(result.stats.call_ms, 1e-3));
     }
     // Parsed calls are judged by BFCL's rules even when they break the schema (BFCL has its

@@ -11,7 +11,10 @@ struct CallCommand {
   std::string tools_path;
   std::string prompt;
   std::string messages_path;
-  std::string mode = "jump-forward";
+  std::string mode = "schemaweaver";
+  std::string tool;
+  std::vector<std::string> given_arguments;
+  std::vector<std::string> read_only;
   int max_tokens = 256;
   bool json = false;
   bool print_prompt = false;
@@ -31,15 +34,39 @@ struct CallCommand {
   }
 
   void run() const {
-    sw::DecodeMode decode_mode = sw::parse_decode_mode(mode);
+    ModeSpec spec = parse_mode_spec(mode);
+    if (spec.given_arguments) throw sw::Error("give the argument set with --given-arguments");
+    sw::CallOptions options = spec.options;
+    options.max_tokens = max_tokens;
+    options.tool = tool;
+    options.given_arguments = given_arguments;
     std::vector<sw::ToolSpec> tools = sw::parse_tools(read_json_file(tools_path));
+    for (const std::string& name : read_only) mark_read_only(tools, name);
     std::vector<sw::Message> chat = messages();
     auto loaded = sw::Model::load(model.params);
     if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools) << "\n";
     sw::Session session(loaded);
-    sw::CallResult result = session.call(chat, tools, {decode_mode, max_tokens});
+    if (!json) {
+      options.on_call = [](const sw::CallEvent& e) {
+        std::fprintf(stderr, "%.1f ms: %s call %d %s%s\n", e.at_ms,
+                     e.kind == sw::CallEvent::Kind::Provisional ? "provisional" : "final", e.index,
+                     sw::dump_json(e.call.to_json()).c_str(),
+                     e.replaces_provisional ? " (replaces the provisional call)" : "");
+      };
+    }
+    sw::CallResult result = session.call(chat, tools, options);
     json ? print_json(result) : print_text(result);
     if (!result.error.empty()) throw sw::Error("no valid call: " + result.error);
+  }
+
+  static void mark_read_only(std::vector<sw::ToolSpec>& tools, const std::string& name) {
+    for (sw::ToolSpec& t : tools) {
+      if (t.name == name) {
+        t.read_only = true;
+        return;
+      }
+    }
+    throw sw::Error("--read-only: no tool is named '" + name + "'");
   }
 
   void print_text(const sw::CallResult& r) const {
@@ -48,12 +75,14 @@ struct CallCommand {
     if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
     const sw::CallStats& s = r.stats;
     std::fprintf(stderr,
-                 "mode %s | prompt %d tokens, %d pass(es), %.1f ms | call %.1f ms, %d passes "
-                 "(%d carried forced text) with %d tokens, %d sampled, constraint %.1f ms | "
-                 "peak RSS %.1f MiB\n",
-                 mode.c_str(), s.prompt_tokens, s.prompt_passes, s.prompt_ms, s.call_ms,
+                 "mode %s | prompt %d tokens, %d pass(es), %.1f ms | executable at %.1f ms, answer "
+                 "%.1f ms, %d passes (%d carried forced text) with %d tokens, %d sampled, constraint "
+                 "%.1f ms over %d steps | peak RSS %.1f MiB\n",
+                 mode.c_str(), s.prompt_tokens, s.prompt_passes, s.prompt_ms, s.executable_ms, s.call_ms,
                  s.call_passes, s.call_prefill_passes, s.call_tokens, s.sampled_tokens,
-                 s.constraint_ms, double(s.peak_rss_kb) / 1024.0);
+                 s.constraint_ms, s.constraint_steps, double(s.peak_rss_kb) / 1024.0);
+    for (const sw::PhaseStats& p : s.phases)
+      std::fprintf(stderr, "  %-12s %3d passes %4d tokens %8.1f ms\n", p.name.c_str(), p.passes, p.tokens, p.ms);
   }
 
   void print_json(const sw::CallResult& r) const {
@@ -61,11 +90,7 @@ struct CallCommand {
     for (const sw::ToolCall& call : r.calls) calls.push_back(call.to_json());
     const sw::CallStats& s = r.stats;
     sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"mode", mode},
-                    {"stats", {{"prompt_tokens", s.prompt_tokens}, {"prompt_passes", s.prompt_passes},
-                               {"prompt_ms", s.prompt_ms}, {"call_ms", s.call_ms},
-                               {"call_passes", s.call_passes}, {"call_prefill_passes", s.call_prefill_passes},
-                               {"call_tokens", s.call_tokens}, {"sampled_tokens", s.sampled_tokens},
-                               {"constraint_ms", s.constraint_ms}, {"peak_rss_kb", s.peak_rss_kb}}}};
+                    {"stats", stats_json(s)}, {"events", events_json(s.events)}};
     std::cout << out.dump() << "\n";
   }
 };
@@ -80,7 +105,13 @@ void add_call_command(CLI::App& app) {
   auto* prompt = cmd->add_option("-p,--prompt", c->prompt, "the user's request");
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
   prompt->excludes(messages);
-  cmd->add_option("--mode", c->mode, "free, constrained, jump-forward")->capture_default_str();
+  cmd->add_option("--mode", c->mode,
+                  "free, constrained, jump-forward, schemaweaver[/no-parallel][/no-padding][/no-provisional]")
+      ->capture_default_str();
+  cmd->add_option("--tool", c->tool, "use this tool (its name is not decoded)");
+  cmd->add_option("--given-arguments", c->given_arguments, "schemaweaver: decode exactly these arguments (needs --tool)")
+      ->delimiter(',');
+  cmd->add_option("--read-only", c->read_only, "treat these tools as read-only (provisional calls)")->delimiter(',');
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
   cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");

@@ -15,6 +15,19 @@ struct ModelOptions {
   void add_to(CLI::App& app);
 };
 
+// A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
+// no-parallel, no-padding, no-provisional and given-args (the argument set is taken from the
+// expected answer, where there is one). Throws sw::Error on an unknown mode or switch.
+struct ModeSpec {
+  std::string label;
+  sw::CallOptions options;
+  bool given_arguments = false;
+};
+ModeSpec parse_mode_spec(const std::string& text);
+
+sw::Json stats_json(const sw::CallStats& stats);
+sw::Json events_json(const std::vector<sw::CallEvent>& events);
+
 std::string read_file(const std::string& path);   // throws sw::Error naming the path
 sw::Json read_json_file(const std::string& path); // throws sw::Error with the parse position
 

@@ -13,6 +13,48 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--format", params.call_format, "call format: smollm2, hermes, json (default: detect)");
 }
 
+ModeSpec parse_mode_spec(const std::string& text) {
+  ModeSpec spec;
+  spec.label = text;
+  size_t slash = text.find('/');
+  spec.options.mode = sw::parse_decode_mode(text.substr(0, slash));
+  while (slash != std::string::npos) {
+    size_t next = text.find('/', slash + 1);
+    std::string flag = text.substr(slash + 1, next == std::string::npos ? std::string::npos : next - slash - 1);
+    slash = next;
+    if (spec.options.mode != sw::DecodeMode::SchemaWeaver)
+      throw sw::Error("'" + text + "': switches apply to the schemaweaver mode only");
+    if (flag == "no-parallel") spec.options.weaver.parallel_values = false;
+    else if (flag == "no-padding") spec.options.weaver.padding = false;
+    else if (flag == "no-provisional") spec.options.weaver.provisional = false;
+    else if (flag == "given-args") spec.given_arguments = true;
+    else throw sw::Error("'" + text + "': unknown switch '" + flag +
+                         "' (known: no-parallel, no-padding, no-provisional, given-args)");
+  }
+  return spec;
+}
+
+sw::Json stats_json(const sw::CallStats& s) {
+  sw::Json phases = sw::Json::array();
+  for (const sw::PhaseStats& p : s.phases)
+    phases.push_back({{"name", p.name}, {"passes", p.passes}, {"tokens", p.tokens}, {"ms", p.ms}});
+  return {{"prompt_tokens", s.prompt_tokens}, {"prompt_reused_tokens", s.prompt_reused_tokens},
+          {"prompt_passes", s.prompt_passes}, {"prompt_ms", s.prompt_ms}, {"executable_ms", s.executable_ms},
+          {"call_ms", s.call_ms}, {"call_passes", s.call_passes}, {"call_prefill_passes", s.call_prefill_passes},
+          {"call_tokens", s.call_tokens}, {"sampled_tokens", s.sampled_tokens},
+          {"constraint_ms", s.constraint_ms}, {"constraint_steps", s.constraint_steps},
+          {"peak_rss_kb", s.peak_rss_kb}, {"phases", phases}};
+}
+
+sw::Json events_json(const std::vector<sw::CallEvent>& events) {
+  sw::Json out = sw::Json::array();
+  for (const sw::CallEvent& e : events)
+    out.push_back({{"kind", e.kind == sw::CallEvent::Kind::Provisional ? "provisional" : "final"},
+                   {"index", e.index}, {"call", e.call.to_json()}, {"at_ms", e.at_ms},
+                   {"replaces_provisional", e.replaces_provisional}});
+  return out;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw sw::Error("cannot read '" + path + "'");

@@ -12,6 +12,7 @@
 // an exception but CallResult::error.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct ModelParams {
   int context_size = 4096;   // tokens of KV cache per session
   int threads = 0;           // 0: all cores
   std::string call_format;   // "" detects from the model; else "smollm2", "hermes", "json"
+  bool vocab_only = false;   // load the tokenizer only (no weights; no Session possible)
 };
 
 struct ModelInfo {
@@ -57,9 +59,11 @@ class Model {
 };
 
 enum class DecodeMode {
-  Free,         // no grammar: decode freely, then parse
-  Constrained,  // every token checked against the grammar of the tools' calls
-  JumpForward,  // constrained, and text the grammar forces is prefilled without decoding
+  Free,          // no grammar: decode freely, then parse
+  Constrained,   // every token checked against the grammar of the tools' calls
+  JumpForward,   // constrained, and text the grammar forces is prefilled without decoding
+  SchemaWeaver,  // tool name, then the schema's skeleton in one pass, then all required
+                 // argument values decoded in parallel branches, then optional arguments
 };
 std::string to_string(DecodeMode mode);
 DecodeMode parse_decode_mode(const std::string& name);  // throws Error on an unknown name
@@ -69,9 +73,48 @@ struct Message {
   std::string content;
 };
 
+// SchemaWeaver's design steps, each switchable (the ablation of the paper's Table 7).
+struct WeaverOptions {
+  bool parallel_values = true;  // false: the branches are decoded one after another
+  bool padding = true;          // pad a pass to a larger token count when that is measured cheaper
+  bool provisional = true;      // emit provisional calls for read-only tools
+};
+
+// A call as soon as it can be executed (SchemaWeaver emits it before the turn is finished).
+struct CallEvent {
+  enum class Kind {
+    Provisional,  // required arguments only, for a read-only tool; optional ones may follow
+    Final,        // the call as it stands in the answer
+  };
+  Kind kind = Kind::Final;
+  int index = 0;         // position of the call in the turn
+  ToolCall call;
+  double at_ms = 0;      // since the start of call generation
+  // Final only: a provisional call with this index was emitted and differs from this one; its
+  // result must be discarded. (If the provisional call equals the final one it stands.)
+  bool replaces_provisional = false;
+};
+
 struct CallOptions {
-  DecodeMode mode = DecodeMode::JumpForward;
-  int max_tokens = 256;  // generated tokens at most, after the prompt
+  DecodeMode mode = DecodeMode::SchemaWeaver;
+  int max_tokens = 256;  // tokens chosen by the model at most, after the prompt
+  // A tool chosen beforehand (a tool selector): the calls use this tool and its name is not
+  // decoded. "" lets the model choose. Throws Error if no tool has this name.
+  std::string tool;
+  // SchemaWeaver only: the argument set is known, so these arguments all get parallel branches
+  // and no optional argument is decided afterwards (the paper's upper bound). Empty: unknown.
+  std::vector<std::string> given_arguments;
+  WeaverOptions weaver;
+  std::function<void(const CallEvent&)> on_call;  // called as calls become executable
+};
+
+// Time and passes of one phase of a call (SchemaWeaver: name, skeleton, values, write-back,
+// optional; serial modes: decode).
+struct PhaseStats {
+  std::string name;
+  int passes = 0;
+  int tokens = 0;
+  double ms = 0;
 };
 
 // What one call cost. A pass is one llama_decode; prefill passes carry the prompt (or a
@@ -85,9 +128,15 @@ struct CallStats {
   int call_prefill_passes = 0;  // of which carried forced text (jump-forward)
   int call_tokens = 0;        // tokens those passes carried
   int sampled_tokens = 0;     // tokens chosen by the model
-  double call_ms = 0;         // from the end of prompt prefill to the complete call
+  double call_ms = 0;         // from the end of prompt prefill to the end of the answer
+  // From the end of prompt prefill until every call of the turn could be executed (its
+  // object closed, or its provisional call emitted and kept): the tool-call latency.
+  double executable_ms = 0;
   double constraint_ms = 0;   // of call_ms, spent checking tokens against the grammar
   long peak_rss_kb = 0;       // VmHWM of the process after the call
+  int constraint_steps = 0;   // token choices checked against a constraint
+  std::vector<PhaseStats> phases;
+  std::vector<CallEvent> events;  // the calls as they became executable
 };
 
 struct CallResult {

@@ -1,0 +1,397 @@
+#include "weaver.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "call_grammar.h"
+#include "skeleton.h"
+
+namespace sw {
+namespace {
+
+// Every byte that may stand in a JSON string, the closing quote and escapes included: a
+// matcher whose next bytes are exactly these is inside a string, where a token of plain string
+// text is always accepted and leaves it there (no grammar needs to run for it).
+ByteSet string_body_bytes() {
+  ByteSet set;
+  for (int c = 0x20; c < 256; ++c) set.set(size_t(c));
+  return set;
+}
+
+// How much of a token belongs to a value.
+struct Fit {
+  enum Kind { No, Continues, Ends } kind = No;
+  size_t used = 0;  // bytes of the token in the value (Ends may use fewer than all)
+};
+
+// One required argument's value, decoded in its own sequence.
+struct Branch {
+  const SkeletonBranch* skeleton;
+  llama_seq_id sequence;
+  llama_pos next_pos;
+  Matcher matcher;
+  std::string text;                  // decoded so far, starting with skeleton->value_prefix
+  std::vector<float> logits;         // of the branch's last token
+  bool done = false;
+
+  // The JSON text of the value (without the skeleton's prefix).
+  std::string value() const { return text.substr(skeleton->value_prefix.size()); }
+};
+
+class Weaver {
+ public:
+  Weaver(Context& context, const Model::Impl& model, const std::vector<ToolSpec>& tools,
+         const CallOptions& options, const CostCurve* curve, CallTracker& tracker)
+      : context_(context), model_(model), tools_(tools), options_(options), curve_(curve),
+        tracker_(tracker), prompt_size_(size_t(context.used())) {}
+
+  WeaveResult run() {
+    for (int index = 0;; ++index) {
+      const ToolSpec* tool = choose_tool(index == 0);
+      if (!tool || !weave_call(*tool, index)) break;
+      if (!ends_with(turn_, model_.format.separator)) break;
+    }
+    result_.generation.text = turn_;
+    return std::move(result_);
+  }
+
+ private:
+  static bool ends_with(const std::string& text, const std::string& end) {
+    return !end.empty() && text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+  }
+
+  int budget() const { return options_.max_tokens - result_.generation.sampled_tokens; }
+
+  // The decided text that is not yet in the conversation's cache.
+  std::string pending() const {
+    std::vector<llama_token> written(context_.history().begin() + long(prompt_size_), context_.history().end());
+    std::string in_cache = model_.detokenize(written);
+    if (turn_.compare(0, in_cache.size(), in_cache) != 0)
+      throw Error("internal: the cache holds text the answer does not");
+    return turn_.substr(in_cache.size());
+  }
+
+  PhaseStats& phase(const std::string& name) {
+    for (PhaseStats& p : result_.phases) {
+      if (p.name == name) return p;
+    }
+    result_.phases.push_back({name});
+    return result_.phases.back();
+  }
+
+  void count(const std::string& name, const PassCounter& passes, Clock::time_point started) {
+    PhaseStats& p = phase(name);
+    p.passes += passes.passes;
+    p.tokens += passes.tokens;
+    p.ms += ms_between(started, Clock::now());
+    result_.generation.passes.passes += passes.passes;
+    result_.generation.passes.tokens += passes.tokens;
+  }
+
+  void add_text(const std::string& text) {
+    turn_ += text;
+    tracker_.feed(text);
+  }
+
+  // Runs the serial decode loop (jump-forward) over `grammar`, whose text starts with what is
+  // pending. Returns whether the grammar was completed.
+  bool serial(const std::string& name, std::shared_ptr<const Grammar> grammar, const std::string& pending_text) {
+    auto started = Clock::now();
+    std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::JumpForward, model_, std::move(grammar));
+    tracker_.skip(pending_text.size());
+    turn_.resize(turn_.size() - pending_text.size());
+    GenerationResult g = generate(context_, model_, *strategy, budget(), &tracker_);
+    turn_ += g.text;
+    result_.generation.forced_passes += g.forced_passes;
+    result_.generation.sampled_tokens += g.sampled_tokens;
+    result_.constraint_ms += strategy->constraint_ms();
+    result_.constraint_steps += strategy->constraint_steps();
+    count(name, g.passes, started);
+    if (g.complete) return true;
+    result_.generation.hit_token_limit = g.hit_token_limit;
+    result_.failure = g.hit_token_limit ? "stopped at max_tokens" : "the model ended the answer inside a call";
+    return false;
+  }
+
+  const ToolSpec* find_tool(const std::string& name) const {
+    for (const ToolSpec& t : tools_) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  }
+
+  const ToolSpec* choose_tool(bool first) {
+    std::string opener = first ? model_.format.opener : "";
+    if (!options_.tool.empty()) {
+      call_start_ = turn_.size() + opener.size();
+      add_text(opener + "{\"name\": " + dump_json(Json(options_.tool)));
+      return find_tool(options_.tool);
+    }
+    std::string before = pending();
+    add_text(opener);
+    call_start_ = turn_.size();
+    if (!serial("name", build_head_grammar(before + opener, tools_), before + opener)) return nullptr;
+    size_t at = turn_.rfind("{\"name\": ");
+    const ToolSpec* tool = find_tool(Json::parse(turn_.substr(at + 9)).get<std::string>());
+    if (!tool) throw Error("internal: the name grammar allowed an unknown tool");
+    return tool;
+  }
+
+  std::vector<const Property*> branch_arguments(const ToolSpec& tool) const {
+    std::vector<const Property*> args;
+    for (const Property& p : tool.arguments) {
+      const auto& given = options_.given_arguments;
+      bool wanted = given.empty() ? p.required : std::find(given.begin(), given.end(), p.name) != given.end();
+      if (wanted) args.push_back(&p);
+    }
+    return args;
+  }
+
+  std::vector<Property> later_arguments(const ToolSpec& tool) const {
+    std::vector<Property> later;
+    if (!options_.given_arguments.empty()) return later;  // the argument set is known
+    for (const Property& p : tool.arguments) {
+      if (!p.required) later.push_back(p);
+    }
+    return later;
+  }
+
+  void emit(CallEvent::Kind kind, int index, ToolCall call, double at_ms, bool replaces = false) {
+    CallEvent event{kind, index, std::move(call), at_ms, replaces};
+    if (options_.on_call) options_.on_call(event);
+    result_.events.push_back(std::move(event));
+  }
+
+  bool weave_call(const ToolSpec& tool, int index) {
+    std::vector<const Property*> args = branch_arguments(tool);
+    std::vector<Property> later = later_arguments(tool);
+    add_text(args.empty() ? ", \"arguments\": " : ", \"arguments\": {");
+    std::optional<ToolCall> provisional;
+    bool final_emitted = false;
+    if (!args.empty()) {
+      std::vector<Branch> branches = prefill_skeleton(args);
+      if (!decode_values(branches)) return false;
+      std::string members;
+      for (const Branch& b : branches)
+        members += (members.empty() ? "" : ", ") + b.skeleton->key_text + b.value();
+      add_text(members);
+      ToolCall call{tool.name, Json::parse("{" + members + "}")};
+      double at = ms_between(tracker_.origin(), Clock::now());
+      if (later.empty()) {
+        emit(CallEvent::Kind::Final, index, call, at);
+        final_emitted = true;
+      } else if (tool.read_only && options_.weaver.provisional) {
+        emit(CallEvent::Kind::Provisional, index, call, at);
+        provisional = call;
+      }
+      write_back(branches);
+    }
+    std::string rest = pending();
+    if (!serial("optional", build_tail_grammar(rest, model_.format, later, !args.empty()), rest)) return false;
+    if (!final_emitted) {
+      ToolCall call = call_at(call_start_);
+      double at = index < int(tracker_.closed_ms().size()) ? tracker_.closed_ms()[size_t(index)]
+                                                            : ms_between(tracker_.origin(), Clock::now());
+      bool replaces = provisional && !(*provisional == call);
+      emit(CallEvent::Kind::Final, index, call, replaces || !provisional ? at : result_.events.back().at_ms, replaces);
+    }
+    return true;
+  }
+
+  // The call whose JSON object starts at `begin` in the answer.
+  ToolCall call_at(size_t begin) const {
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (size_t i = begin; i < turn_.size(); ++i) {
+      char c = turn_[i];
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{') {
+        ++depth;
+      } else if (c == '}' && --depth == 0) {
+        Json object = Json::parse(turn_.substr(begin, i + 1 - begin));
+        return {object.at("name").get<std::string>(), object.at("arguments")};
+      }
+    }
+    throw Error("internal: the call is not closed");
+  }
+
+  // The skeleton in one pass: the head in the conversation and in every branch (its cells
+  // tagged with all their sequences), each branch's argument name in its own sequence.
+  std::vector<Branch> prefill_skeleton(const std::vector<const Property*>& args) {
+    auto started = Clock::now();
+    if (int(args.size()) > Context::kMaxBranches)
+      throw Error("a call with " + std::to_string(args.size()) + " argument branches exceeds the limit of " +
+                  std::to_string(Context::kMaxBranches));
+    skeleton_ = build_skeleton(model_, pending(), args);
+    if (getenv("SW_DEBUG")) { fprintf(stderr, "head [%s] left [%s]\n", model_.detokenize(skeleton_.head).c_str(), skeleton_.head_left.c_str());
+      for (auto& b : skeleton_.branches) fprintf(stderr, "  branch [%s] prefix [%s]\n", model_.detokenize(b.tokens).c_str(), b.value_prefix.c_str()); }
+    const llama_pos start = llama_pos(context_.used());
+    std::vector<llama_seq_id> all{Context::kMain};
+    for (size_t i = 0; i < args.size(); ++i) {
+      llama_seq_id seq = llama_seq_id(1 + i);
+      context_.share_main(seq);
+      all.push_back(seq);
+    }
+    std::vector<BatchToken> batch;
+    for (size_t j = 0; j < skeleton_.head.size(); ++j)
+      batch.push_back({skeleton_.head[j], start + llama_pos(j), all, j + 1 == skeleton_.head.size()});
+    std::vector<Branch> branches;
+    std::vector<int> last_index;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const SkeletonBranch& sk = skeleton_.branches[i];
+      llama_pos pos = start + llama_pos(skeleton_.head.size());
+      for (size_t j = 0; j < sk.tokens.size(); ++j)
+        batch.push_back({sk.tokens[j], pos++, {all[i + 1]}, j + 1 == sk.tokens.size()});
+      last_index.push_back(int(batch.size()) - 1);
+      branches.push_back({&sk, all[i + 1], pos, Matcher(build_value_grammar(sk.argument->schema, sk.value_prefix)),
+                          "", {}, false});
+    }
+    PassCounter passes;
+    context_.decode(batch, passes);
+    for (size_t i = 0; i < branches.size(); ++i) keep_logits(branches[i], last_index[i]);
+    result_.generation.forced_passes += passes.passes;
+    count("skeleton", passes, started);
+    return branches;
+  }
+
+  void keep_logits(Branch& b, int index) {
+    const float* logits = context_.logits_at(index);
+    b.logits.assign(logits, logits + model_.vocab_size());
+  }
+
+  // A value ends where its grammar ends (a closing quote or bracket), or at the first token
+  // that cannot continue a value that could end there (a number): what the token holds beyond
+  // the value is the model's view of what follows, which the skeleton fixes anyway.
+  Fit fit(const Branch& b, llama_token token) const {
+    const std::string& piece = model_.pieces[size_t(token)];
+    bool text = !piece.empty() && !model_.is_atomic(token) && !model_.is_end_of_generation(token);
+    Matcher m = b.matcher;
+    size_t used = text ? m.advance_prefix(piece) : 0;
+    if (text && used == piece.size()) return {m.can_continue() ? Fit::Continues : Fit::Ends, used};
+    if (m.can_end()) return {Fit::Ends, used};
+    return {};
+  }
+
+  // The model's best token for the branch under its value's constraint; -1 if none fits.
+  llama_token pick(const Branch& b) {
+    auto started = Clock::now();
+    const ByteSet next = b.matcher.next_bytes();
+    const bool in_string = next == string_body_;
+    const bool can_end = b.matcher.can_end();
+    llama_token token = pick_greedy(
+        b.logits.data(), model_.vocab_size(), order_,
+        [&](llama_token t) {
+          if (in_string && model_.plain_string[size_t(t)]) return true;
+          return fit(b, t).kind != Fit::No;
+        },
+        [&](llama_token t) {
+          const std::string& piece = model_.pieces[size_t(t)];
+          return can_end || (!piece.empty() && next.test((unsigned char)piece[0]));
+        });
+    result_.constraint_ms += ms_between(started, Clock::now());
+    result_.constraint_steps += 1;
+    return token;
+  }
+
+  // Adds the token's text to the value; the branch is done when its value is complete.
+  void apply(Branch& b, llama_token token) {
+    const std::string& piece = model_.pieces[size_t(token)];
+    Fit f = fit(b, token);
+    b.matcher.advance_prefix(piece.substr(0, f.used));
+    b.text += piece.substr(0, f.used);
+    b.done = f.kind == Fit::Ends;
+    if (b.done) return;
+    // Text the value's grammar forces to its end (the rest of an enum member, "rue" after "t")
+    // needs no pass.
+    std::string forced = b.matcher.forced_text();
+    Matcher end = b.matcher;
+    if (!forced.empty() && end.advance(forced) && !end.can_continue()) {
+      b.text += forced;
+      b.matcher = std::move(end);
+      b.done = true;
+    }
+  }
+
+  bool decode_values(std::vector<Branch>& branches) {
+    auto started = Clock::now();
+    PassCounter passes;
+    const llama_token placeholder = model_.tokenize(" ", false).front();
+    bool ok = true;
+    while (ok) {
+      std::vector<BatchToken> batch;
+      std::vector<Branch*> owners;
+      for (Branch& b : branches) {
+        if (b.done) continue;
+        if (!options_.weaver.parallel_values && !owners.empty()) break;
+        llama_token token = pick(b);
+        if (token < 0) {
+          result_.failure = "no token fits the value of '" + b.skeleton->argument->name + "'";
+          ok = false;
+          break;
+        }
+        result_.generation.sampled_tokens += 1;
+        apply(b, token);
+        if (getenv("SW_DEBUG")) fprintf(stderr, "branch %d token [%s] -> text [%s] done %d\n", b.sequence, model_.pieces[size_t(token)].c_str(), b.text.c_str(), b.done);
+        if (b.done) continue;
+        batch.push_back({token, b.next_pos++, {b.sequence}, true});
+        owners.push_back(&b);
+      }
+      if (!ok || batch.empty()) break;
+      if (budget() <= 0) {
+        result_.generation.hit_token_limit = true;
+        result_.failure = "stopped at max_tokens";
+        ok = false;
+        break;
+      }
+      int padded = options_.weaver.padding && curve_ ? curve_->padded_size(int(batch.size())) : int(batch.size());
+      for (int k = 0; int(batch.size()) < padded; ++k) batch.push_back({placeholder, k, {Context::kScratch}, false});
+      context_.decode(batch, passes);
+      if (padded > int(owners.size())) context_.drop(Context::kScratch);
+      for (size_t i = 0; i < owners.size(); ++i) keep_logits(*owners[i], int(i));
+    }
+    count("values", passes, started);
+    return ok;
+  }
+
+  // Drops the branches and prefills the assembled call into the conversation in one pass. The
+  // last token is held back, so that the decision after the values may fuse with it as the
+  // model's tokenizer would.
+  void write_back(const std::vector<Branch>& branches) {
+    auto started = Clock::now();
+    for (const Branch& b : branches) context_.drop(b.sequence);
+    std::vector<llama_token> tokens = model_.tokenize(pending(), false);
+    if (tokens.size() > 1) tokens.pop_back();
+    PassCounter passes;
+    context_.append(tokens, passes);
+    result_.generation.forced_passes += passes.passes;
+    count("write-back", passes, started);
+  }
+
+  Context& context_;
+  const Model::Impl& model_;
+  const std::vector<ToolSpec>& tools_;
+  const CallOptions& options_;
+  const CostCurve* curve_;
+  CallTracker& tracker_;
+  const size_t prompt_size_;
+  const ByteSet string_body_ = string_body_bytes();
+  std::string turn_;        // the answer decided so far
+  size_t call_start_ = 0;   // where the current call's JSON object starts in turn_
+  Skeleton skeleton_;       // of the current call
+  std::vector<llama_token> order_;
+  WeaveResult result_;
+};
+
+}  // namespace
+
+WeaveResult weave(Context& context, const Model::Impl& model, const std::vector<ToolSpec>& tools,
+                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker) {
+  return Weaver(context, model, tools, options, curve, tracker).run();
+}
+
+}  // namespace sw

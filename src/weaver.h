@@ -1,0 +1,33 @@
+// SchemaWeaver: a turn of tool calls decoded with the schema's help.
+//
+// For each call: the tool name is decoded under a constraint to the known names until it is
+// unique (or taken from the caller); the skeleton (the call's head, and one branch per
+// required argument holding that argument's name) is prefilled in one pass, the branches
+// sharing the head's cells; all values are decoded together, one token per unfinished branch
+// per pass, each under its own type constraint; the call is assembled and emitted, then
+// written back into the conversation in one pass; optional arguments and the end of the call
+// are decided last, by the serial decode loop. Several calls in a turn repeat this.
+#pragma once
+
+#include <vector>
+
+#include "cost_curve.h"
+#include "decoder.h"
+
+namespace sw {
+
+struct WeaveResult {
+  GenerationResult generation;
+  std::vector<PhaseStats> phases;
+  std::vector<CallEvent> events;
+  double constraint_ms = 0;
+  int constraint_steps = 0;
+  std::string failure;  // why the answer stopped early ("" if it did not)
+};
+
+// `curve` is needed for padding only (may be null otherwise). Times are taken from
+// tracker.origin(), which the tracker also uses for the closing of each call.
+WeaveResult weave(Context& context, const Model::Impl& model, const std::vector<ToolSpec>& tools,
+                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker);
+
+}  // namespace sw
