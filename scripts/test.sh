@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs all tests: unit, CLI and model tests (the real default model) on the release build,
-# then the same tests built with AddressSanitizer and UBSan. Installs and builds whatever is
+# Runs all tests: unit, CLI and model tests (the real default model; the skeleton's tokenizer
+# test reads every model) on the release build, then the same tests built with
+# AddressSanitizer and UBSan. Installs and builds whatever is
 # missing first, through scripts/setup.sh (cached: a second run only rebuilds what changed).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-bash scripts/setup.sh --no-demo
+bash scripts/setup.sh --no-demo --models all
 ctest --test-dir build --output-on-failure
 
 bash scripts/setup.sh --no-demo --sanitize

@@ -255,14 +255,8 @@ Verdict check_call(const Json& functions, const ToolCall& call, const Json& expe
 }
 
 int count_arguments(const Json& ground_truth) {
-  if (!ground_truth.is_array() || ground_truth.empty() || !ground_truth[0].is_object() ||
-      ground_truth[0].empty())
-    return 0;
-  int count = 0;
-  for (const auto& [param, options] : ground_truth[0].begin().value().items()) {
-    if (!std::any_of(options.begin(), options.end(), is_empty_string)) ++count;
-  }
-  return count;
+  std::vector<ExpectedCall> calls = expected_calls(ground_truth);
+  return calls.empty() ? 0 : int(calls.front().arguments.size());
 }
 
 std::vector<Json> read_json_lines(const std::string& path) {
@@ -381,6 +375,20 @@ Verdict check(const Case& c, const std::vector<ToolCall>& calls) {
     if (!matched) return last;
   }
   return {true, ""};
+}
+
+std::vector<ExpectedCall> expected_calls(const Json& ground_truth) {
+  std::vector<ExpectedCall> calls;
+  if (!ground_truth.is_array()) return calls;
+  for (const Json& call : ground_truth) {
+    if (!call.is_object() || call.empty()) continue;
+    ExpectedCall expected{call.begin().key(), {}};
+    for (const auto& [param, options] : call.begin().value().items()) {
+      if (!std::any_of(options.begin(), options.end(), is_empty_string)) expected.arguments.push_back(param);
+    }
+    calls.push_back(std::move(expected));
+  }
+  return calls;
 }
 
 }  // namespace sw::bfcl

@@ -85,6 +85,14 @@ void Context::share_main(llama_seq_id sequence) {
   llama_memory_seq_cp(llama_get_memory(ctx_), kMain, sequence, -1, -1);
 }
 
+void Context::adopt(llama_seq_id sequence, const std::vector<llama_token>& tokens) {
+  if (tokens.empty()) return;
+  llama_pos from = llama_pos(history_.size());
+  llama_memory_seq_cp(llama_get_memory(ctx_), sequence, kMain, from, from + llama_pos(tokens.size()));
+  history_.insert(history_.end(), tokens.begin(), tokens.end());
+  last_index_ = -1;
+}
+
 void Context::drop(llama_seq_id sequence, llama_pos from) {
   llama_memory_seq_rm(llama_get_memory(ctx_), sequence, from, -1);
 }

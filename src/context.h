@@ -56,6 +56,10 @@ class Context {
   const float* logits_at(int index) const;
   // Lets `sequence` see all cells of sequence 0 (tags them; nothing is copied).
   void share_main(llama_seq_id sequence);
+  // Makes the cells of `sequence` that follow sequence 0's end part of sequence 0: they hold
+  // `tokens`, computed over the same prefix. Nothing is computed; the logits of the last of
+  // them are not available.
+  void adopt(llama_seq_id sequence, const std::vector<llama_token>& tokens);
   // Removes a sequence's cells from positions `from` on (cells shared with others stay).
   void drop(llama_seq_id sequence, llama_pos from = 0);
 

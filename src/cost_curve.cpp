@@ -1,5 +1,7 @@
 #include "cost_curve.h"
 
+#include "context.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>

@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "context.h"
+#include "schemaweaver/engine.h"
 
 namespace sw {
+
+class Context;
 
 struct CostCurve {
   std::vector<double> ms;  // ms[n - 1]: median time of a pass carrying n tokens

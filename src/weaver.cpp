@@ -31,6 +31,7 @@ struct Branch {
   llama_pos next_pos;
   Matcher matcher;
   std::string text;                  // decoded so far, starting with skeleton->value_prefix
+  std::vector<llama_token> cached;   // the tokens in the branch's cells after the head
   std::vector<float> logits;         // of the branch's last token
   bool done = false;
 
@@ -228,8 +229,6 @@ class Weaver {
       throw Error("a call with " + std::to_string(args.size()) + " argument branches exceeds the limit of " +
                   std::to_string(Context::kMaxBranches));
     skeleton_ = build_skeleton(model_, pending(), args);
-    if (getenv("SW_DEBUG")) { fprintf(stderr, "head [%s] left [%s]\n", model_.detokenize(skeleton_.head).c_str(), skeleton_.head_left.c_str());
-      for (auto& b : skeleton_.branches) fprintf(stderr, "  branch [%s] prefix [%s]\n", model_.detokenize(b.tokens).c_str(), b.value_prefix.c_str()); }
     const llama_pos start = llama_pos(context_.used());
     std::vector<llama_seq_id> all{Context::kMain};
     for (size_t i = 0; i < args.size(); ++i) {
@@ -249,7 +248,7 @@ class Weaver {
         batch.push_back({sk.tokens[j], pos++, {all[i + 1]}, j + 1 == sk.tokens.size()});
       last_index.push_back(int(batch.size()) - 1);
       branches.push_back({&sk, all[i + 1], pos, Matcher(build_value_grammar(sk.argument->schema, sk.value_prefix)),
-                          "", {}, false});
+                          "", sk.tokens, {}, false});
     }
     PassCounter passes;
     context_.decode(batch, passes);
@@ -336,9 +335,9 @@ class Weaver {
         }
         result_.generation.sampled_tokens += 1;
         apply(b, token);
-        if (getenv("SW_DEBUG")) fprintf(stderr, "branch %d token [%s] -> text [%s] done %d\n", b.sequence, model_.pieces[size_t(token)].c_str(), b.text.c_str(), b.done);
         if (b.done) continue;
         batch.push_back({token, b.next_pos++, {b.sequence}, true});
+        b.cached.push_back(token);
         owners.push_back(&b);
       }
       if (!ok || batch.empty()) break;
@@ -358,14 +357,22 @@ class Weaver {
     return ok;
   }
 
-  // Drops the branches and prefills the assembled call into the conversation in one pass. The
-  // last token is held back, so that the decision after the values may fuse with it as the
-  // model's tokenizer would.
+  // Drops the branches and prefills the assembled call into the conversation in one pass. It
+  // stops at a token boundary that what may follow (the end of the arguments, or another
+  // argument) cannot move: where the model's tokenizer would fuse the value's end with that
+  // ('"}' is one token), the end is left to the serial decision after the values.
+  //
+  // The first branch's cells hold exactly what the call holds after the head (its argument
+  // comes first), so they are handed to the conversation instead of being computed again;
+  // its last token is recomputed, for the logits the decision after the values needs.
   void write_back(const std::vector<Branch>& branches) {
     auto started = Clock::now();
+    std::vector<llama_token> reused(branches.front().cached.begin(), branches.front().cached.end() - 1);
+    if (pending().rfind(model_.detokenize(reused), 0) == 0) context_.adopt(branches.front().sequence, reused);
     for (const Branch& b : branches) context_.drop(b.sequence);
-    std::vector<llama_token> tokens = model_.tokenize(pending(), false);
-    if (tokens.size() > 1) tokens.pop_back();
+    std::string text = pending();
+    std::vector<llama_token> tokens = cut_at_boundary(model_, text, {"}", ", \""}).tokens;
+    if (tokens.empty()) tokens = model_.tokenize(text, false);  // the cache must end in the call
     PassCounter passes;
     context_.append(tokens, passes);
     result_.generation.forced_passes += passes.passes;

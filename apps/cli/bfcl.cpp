@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "common.h"
@@ -11,28 +12,48 @@
 namespace cli {
 namespace {
 
+// Geometric mean of positive values, accumulated.
+struct GeoMean {
+  double log_sum = 0;
+  int count = 0;
+  void add(double value) {
+    log_sum += std::log(std::max(value, 1e-3));
+    ++count;
+  }
+  double value() const { return count ? std::exp(log_sum / count) : 0; }
+};
+
 // Running totals of one mode over the cases.
 struct ModeSummary {
   std::string mode;
   int cases = 0, correct = 0, failed_to_run = 0, timed = 0;
-  double log_call_ms = 0, log_prompt_ms = 0;
-  long passes = 0, prefill_passes = 0, tokens = 0;
+  int with_calls = 0, schema_valid = 0;  // cases whose output parsed into calls; of those, fitting the schema
+  GeoMean latency, answer, prompt;
+  std::map<std::string, GeoMean> latency_by_arguments;  // "1", "2", "3", "4+"
+  long passes = 0, prefill_passes = 0, tokens = 0, constraint_steps = 0;
+  double constraint_ms = 0;
   long peak_rss_kb = 0;
 
-  double geomean_call_ms() const { return timed ? std::exp(log_call_ms / timed) : 0; }
-  double geomean_prompt_ms() const { return timed ? std::exp(log_prompt_ms / timed) : 0; }
   double per_call(long total) const { return timed ? double(total) / timed : 0; }
 
   sw::Json to_json() const {
+    sw::Json buckets = sw::Json::object();
+    for (const auto& [bucket, g] : latency_by_arguments)
+      buckets[bucket] = {{"cases", g.count}, {"latency_geomean_ms", g.value()}};
     return {{"mode", mode}, {"cases", cases}, {"correct", correct},
             {"accuracy", cases ? double(correct) / cases : 0.0}, {"not_run", failed_to_run},
-            {"latency_geomean_ms", geomean_call_ms()}, {"prompt_geomean_ms", geomean_prompt_ms()},
+            {"schema_valid", with_calls ? double(schema_valid) / with_calls : 1.0},
+            {"latency_geomean_ms", latency.value()}, {"answer_geomean_ms", answer.value()},
+            {"prompt_geomean_ms", prompt.value()},
             {"passes_per_call", per_call(passes)}, {"prefill_passes_per_call", per_call(prefill_passes)},
             {"decode_passes_per_call", per_call(passes - prefill_passes)},
             {"tokens_per_pass", passes ? double(tokens) / double(passes) : 0.0},
-            {"peak_rss_kb", peak_rss_kb}};
+            {"constraint_us_per_step", constraint_steps ? 1000.0 * constraint_ms / double(constraint_steps) : 0.0},
+            {"latency_by_arguments", buckets}, {"peak_rss_kb", peak_rss_kb}};
   }
 };
+
+std::string argument_bucket(int count) { return count >= 4 ? "4+" : std::to_string(std::max(count, 1)); }
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
@@ -48,7 +69,7 @@ struct BfclCommand {
   std::string data_dir;
   std::string categories = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple";
   std::string questions, answers;
-  std::string modes = "free,constrained,jump-forward";
+  std::string modes = "constrained,jump-forward,schemaweaver";
   size_t sample = 100;
   uint32_t seed = 1;
   int repeat = 1;
@@ -69,10 +90,23 @@ struct BfclCommand {
     return sample ? sw::bfcl::sample_by_argument_count(cases, sample, seed) : cases;
   }
 
+  // The options of one mode for one case: given-args takes the expected tool and argument
+  // set when the case expects a single call (otherwise the mode runs without them).
+  static sw::CallOptions options_for(const ModeSpec& spec, const sw::bfcl::Case& c, int max_tokens) {
+    sw::CallOptions options = spec.options;
+    options.max_tokens = max_tokens;
+    std::vector<sw::bfcl::ExpectedCall> expected = sw::bfcl::expected_calls(c.ground_truth);
+    if (spec.given_arguments && expected.size() == 1 && !expected[0].arguments.empty()) {
+      options.tool = expected[0].tool;
+      options.given_arguments = expected[0].arguments;
+    }
+    return options;
+  }
+
   // Runs one case in one mode `repeat` times; the geometric mean of the times is recorded.
-  sw::Json run_case(sw::Session& session, const sw::bfcl::Case& c, sw::DecodeMode mode,
+  sw::Json run_case(sw::Session& session, const sw::bfcl::Case& c, const ModeSpec& spec,
                     ModeSummary& summary) const {
-    sw::Json line = {{"id", c.id}, {"category", c.category}, {"mode", sw::to_string(mode)},
+    sw::Json line = {{"id", c.id}, {"category", c.category}, {"mode", spec.label},
                      {"arguments", c.argument_count}};
     summary.cases++;
     std::vector<sw::ToolSpec> tools;
@@ -84,11 +118,13 @@ struct BfclCommand {
       line["error"] = std::string("tools not supported: ") + e.what();
       return line;
     }
+    sw::CallOptions options = options_for(spec, c, max_tokens);
     sw::CallResult result;
-    double log_ms = 0;
+    GeoMean latency, answer;
     for (int r = 0; r < repeat; ++r) {
-      result = session.call(c.messages, tools, {mode, max_tokens, "", {}, {}, nullptr});
-      log_ms += std::log(std::max(result.stats.call_ms, 1e-3));
+      result = session.call(c.messages, tools, options);
+      latency.add(result.stats.executable_ms);
+      answer.add(result.stats.call_ms);
     }
     // Parsed calls are judged by BFCL's rules even when they break the schema (BFCL has its
     // own view of types); unparsable output is wrong with the parser's reason.
@@ -97,31 +133,33 @@ struct BfclCommand {
     const sw::CallStats& s = result.stats;
     summary.timed++;
     summary.correct += verdict.valid;
-    summary.log_call_ms += log_ms / repeat;
-    summary.log_prompt_ms += std::log(std::max(s.prompt_ms, 1e-3));
+    if (!result.calls.empty()) {
+      summary.with_calls++;
+      summary.schema_valid += result.error.empty();
+    }
+    summary.latency.add(latency.value());
+    summary.answer.add(answer.value());
+    summary.latency_by_arguments[argument_bucket(c.argument_count)].add(latency.value());
+    summary.prompt.add(s.prompt_ms);
     summary.passes += s.call_passes;
     summary.prefill_passes += s.call_prefill_passes;
     summary.tokens += s.call_tokens;
+    summary.constraint_ms += s.constraint_ms;
+    summary.constraint_steps += s.constraint_steps;
     summary.peak_rss_kb = std::max(summary.peak_rss_kb, s.peak_rss_kb);
     line["valid"] = verdict.valid;
     if (!verdict.valid) line["error"] = verdict.error;
     line["output"] = result.text;
-    line["call_ms"] = std::exp(log_ms / repeat);
-    line["prompt_ms"] = s.prompt_ms;
-    line["prompt_tokens"] = s.prompt_tokens;
-    line["prompt_reused_tokens"] = s.prompt_reused_tokens;
-    line["passes"] = s.call_passes;
-    line["prefill_passes"] = s.call_prefill_passes;
-    line["tokens"] = s.call_tokens;
-    line["sampled_tokens"] = s.sampled_tokens;
-    line["constraint_ms"] = s.constraint_ms;
-    line["peak_rss_kb"] = s.peak_rss_kb;
+    line["latency_ms"] = latency.value();
+    line["answer_ms"] = answer.value();
+    line["stats"] = stats_json(s);
+    line["events"] = events_json(s.events);
     return line;
   }
 
   void run() const {
-    std::vector<sw::DecodeMode> decode_modes;
-    for (const std::string& name : split_list(modes)) decode_modes.push_back(sw::parse_decode_mode(name));
+    std::vector<ModeSpec> decode_modes;
+    for (const std::string& name : split_list(modes)) decode_modes.push_back(parse_mode_spec(name));
     if (decode_modes.empty()) throw sw::Error("--modes is empty");
     if (repeat < 1) throw sw::Error("--repeat must be at least 1");
     std::vector<sw::bfcl::Case> cases = load();
@@ -137,16 +175,19 @@ struct BfclCommand {
     // Warm-up: the first calls pay for page faults and weight repacking.
     for (int w = 0; w < warmup && !cases.empty(); ++w) {
       ModeSummary scratch;
-      for (sw::DecodeMode mode : decode_modes) run_case(session, cases.front(), mode, scratch);
+      for (const ModeSpec& mode : decode_modes) run_case(session, cases.front(), mode, scratch);
     }
     std::vector<ModeSummary> summaries;
-    for (sw::DecodeMode mode : decode_modes) summaries.push_back({sw::to_string(mode)});
+    for (const ModeSpec& mode : decode_modes) {
+      summaries.emplace_back();
+      summaries.back().mode = mode.label;
+    }
     for (size_t i = 0; i < cases.size(); ++i) {
       for (size_t m = 0; m < decode_modes.size(); ++m) {
         sw::Json line = run_case(session, cases[i], decode_modes[m], summaries[m]);
         out << line.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n" << std::flush;
         std::fprintf(stderr, "[%zu/%zu] %-28s %-13s %8.1f ms %s\n", i + 1, cases.size(), cases[i].id.c_str(),
-                     summaries[m].mode.c_str(), line.value("call_ms", 0.0),
+                     summaries[m].mode.c_str(), line.value("latency_ms", 0.0),
                      line["valid"].get<bool>() ? "ok" : "wrong");
       }
     }
@@ -157,14 +198,28 @@ struct BfclCommand {
   void print_table(const std::vector<ModeSummary>& summaries, const sw::ModelInfo& info, size_t n) const {
     std::printf("\nmodel %s (%s), %zu cases, seed %u, %d repetition(s), %d thread(s)\n",
                 info.name.c_str(), info.description.c_str(), n, seed, repeat, info.threads);
-    std::printf("| mode | correct | call latency geomean (ms) | passes/call (prefill + decode) | tokens/pass | prompt geomean (ms) | peak RSS (MiB) |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf("| mode | correct | schema-valid | tool-call latency geomean (ms) | vs first | answer (ms) | "
+                "passes/call (prefill + decode) | tokens/pass | constraint us/step | prompt (ms) | peak RSS (MiB) |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const ModeSummary& s : summaries) {
-      std::printf("| %s | %d/%d (%.1f %%) | %.1f | %.1f (%.1f + %.1f) | %.2f | %.1f | %.1f |\n", s.mode.c_str(),
-                  s.correct, s.cases, s.cases ? 100.0 * s.correct / s.cases : 0.0, s.geomean_call_ms(),
-                  s.per_call(s.passes), s.per_call(s.prefill_passes), s.per_call(s.passes - s.prefill_passes),
-                  s.passes ? double(s.tokens) / double(s.passes) : 0.0, s.geomean_prompt_ms(),
-                  double(s.peak_rss_kb) / 1024.0);
+      std::printf("| %s | %d/%d (%.1f %%) | %.1f %% | %.1f | %.2fx | %.1f | %.1f (%.1f + %.1f) | %.2f | %.1f | %.1f | %.1f |\n",
+                  s.mode.c_str(), s.correct, s.cases, s.cases ? 100.0 * s.correct / s.cases : 0.0,
+                  s.with_calls ? 100.0 * s.schema_valid / s.with_calls : 100.0, s.latency.value(),
+                  s.latency.value() > 0 ? summaries.front().latency.value() / s.latency.value() : 0.0,
+                  s.answer.value(), s.per_call(s.passes), s.per_call(s.prefill_passes),
+                  s.per_call(s.passes - s.prefill_passes), s.passes ? double(s.tokens) / double(s.passes) : 0.0,
+                  s.constraint_steps ? 1000.0 * s.constraint_ms / double(s.constraint_steps) : 0.0,
+                  s.prompt.value(), double(s.peak_rss_kb) / 1024.0);
+    }
+    std::printf("\ntool-call latency geomean (ms) by required arguments\n| mode | 1 | 2 | 3 | 4+ |\n|---|---|---|---|---|\n");
+    for (const ModeSummary& s : summaries) {
+      std::printf("| %s |", s.mode.c_str());
+      for (const char* bucket : {"1", "2", "3", "4+"}) {
+        auto it = s.latency_by_arguments.find(bucket);
+        if (it == s.latency_by_arguments.end()) std::printf(" - |");
+        else std::printf(" %.1f (%d) |", it->second.value(), it->second.count);
+      }
+      std::printf("\n");
     }
   }
 
@@ -190,7 +245,7 @@ void add_bfcl_command(CLI::App& app) {
   cmd->add_option("--categories", c->categories, "comma-separated categories")->capture_default_str();
   cmd->add_option("--questions", c->questions, "a BFCL question file (instead of --data)");
   cmd->add_option("--answers", c->answers, "its possible-answer file");
-  cmd->add_option("--modes", c->modes, "comma-separated decoding modes, interleaved per case")->capture_default_str();
+  cmd->add_option("--modes", c->modes, "comma-separated modes (mode[/switch...], see `call --mode`; /given-args takes the expected argument set), interleaved per case")->capture_default_str();
   cmd->add_option("--sample", c->sample, "cases, even over argument counts (0: all)")->capture_default_str();
   cmd->add_option("--seed", c->seed, "sampling seed")->capture_default_str();
   cmd->add_option("--repeat", c->repeat, "timed repetitions per case and mode")->capture_default_str();

@@ -40,6 +40,14 @@ const std::vector<std::string>& standard_categories();
 // each bucket drawn uniformly with a fixed seed. Returned in a stable order.
 std::vector<Case> sample_by_argument_count(const std::vector<Case>& cases, size_t n, uint32_t seed);
 
+// The calls a case expects: each tool with the arguments every possible answer sets (those
+// whose possible values do not include "", BFCL's mark of an optional argument).
+struct ExpectedCall {
+  std::string tool;
+  std::vector<std::string> arguments;
+};
+std::vector<ExpectedCall> expected_calls(const Json& ground_truth);
+
 struct Verdict {
   bool valid = false;
   std::string error;  // why not, in BFCL's words where it has them

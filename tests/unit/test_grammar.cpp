@@ -114,3 +114,41 @@ TEST(CallGrammar, GbnfText) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(WeaverGrammars, HeadStopsAfterTheToolName) {
+  auto head = sw::build_head_grammar("<tool_call>[", weather_tools());
+  EXPECT_TRUE(matches(head, R"(<tool_call>[{"name": "get_weather")"));
+  EXPECT_TRUE(matches(head, R"(<tool_call>[{"name": "get_time")"));
+  EXPECT_FALSE(matches(head, R"(<tool_call>[{"name": "get_date")"));
+  EXPECT_FALSE(matches(head, R"(<tool_call>[{"name": "get_time", )"));
+  // Once the name is unique the rest is forced: the jump-forward loop completes without a pass.
+  sw::Matcher m(head);
+  ASSERT_TRUE(m.advance(R"(<tool_call>[{"name": "get_w)"));
+  EXPECT_EQ(m.forced_text(), "eather\"");
+}
+
+TEST(WeaverGrammars, TailDecidesOptionalArgumentsAndTheEndOfTheCall) {
+  sw::CallFormat format = sw::CallFormat::by_name("smollm2");
+  const sw::ToolSpec weather = weather_tools()[0];
+  std::vector<sw::Property> optional{*weather.find_argument("unit")};
+  auto tail = sw::build_tail_grammar("\"", format, optional, true);
+  EXPECT_TRUE(matches(tail, R"("}}]</tool_call>)"));
+  EXPECT_TRUE(matches(tail, R"(", "unit": "c"}}]</tool_call>)"));
+  EXPECT_TRUE(matches(tail, R"("}}, )"));  // another call follows
+  EXPECT_FALSE(matches(tail, R"(", "unit": "c", "unit": "f"}}]</tool_call>)"));
+  EXPECT_FALSE(matches(tail, R"(}}]</tool_call>)"));  // the pending text comes first
+  // No member written yet: the whole arguments object, which may be empty.
+  auto whole = sw::build_tail_grammar(", \"arguments\": ", format, optional, false);
+  EXPECT_TRUE(matches(whole, R"(, "arguments": {}}]</tool_call>)"));
+  EXPECT_TRUE(matches(whole, R"(, "arguments": {"unit": "f"}}]</tool_call>)"));
+}
+
+TEST(WeaverGrammars, ValueAfterTheSkeletonsLeftover) {
+  auto value = sw::build_value_grammar(schema_of(R"({"type": "integer"})"), " ");
+  EXPECT_TRUE(matches(value, " -12"));
+  EXPECT_FALSE(matches(value, "-12"));
+}
+
+}  // namespace

@@ -1,0 +1,272 @@
+// SchemaWeaver on real models: the skeleton's token boundaries on every model's tokenizer, the
+// write-back against a serial prefill, provisional calls, tool selection, and the mode end to
+// end on the default model (SmolLM2-135M-Instruct Q4_1), greedy and deterministic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "context.h"
+#include "decoder.h"
+#include "model.h"
+#include "schemaweaver/bfcl.h"
+#include "schemaweaver/engine.h"
+#include "skeleton.h"
+#include "weaver.h"
+
+namespace {
+
+std::shared_ptr<sw::Model> model() {
+  static std::shared_ptr<sw::Model> loaded = sw::Model::load({SW_TEST_MODEL});
+  return loaded;
+}
+
+std::vector<sw::ToolSpec> tools_from(const std::string& path) {
+  std::ifstream file(path);
+  return sw::parse_tools(sw::Json::parse(file));
+}
+
+std::vector<sw::ToolSpec> weather_tools() { return tools_from(SW_EXAMPLES "/weather_tools.json"); }
+
+// Every model the set-up fetched (the default one at least).
+std::vector<std::string> all_models() {
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::directory_iterator(SW_TEST_MODEL_DIR)) {
+    if (entry.path().extension() == ".gguf") paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+// A tool whose arguments cover every value type, and values as models write them.
+const char* kAllTypes = R"({"name": "book", "parameters": {"type": "object", "properties": {
+  "city": {"type": "string"}, "count": {"type": "integer"}, "lat": {"type": "number"},
+  "flag": {"type": "boolean"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+  "tags": {"type": "array", "items": {"type": "string"}}, "meta": {"type": "object"},
+  "note": {"type": ["string", "null"]}},
+  "required": ["city", "count", "lat", "flag", "unit", "tags", "meta", "note"]}})";
+
+const std::vector<std::vector<std::string>> kValues = {
+    {R"("Paris")", R"("San Francisco, CA")", R"("")", R"(" leading")", R"("東京")"},
+    {"42", "-3", "0", "1000000"},
+    {"-12.5", "3.14", "0.001", "7"},
+    {"true", "false"},
+    {R"("celsius")", R"("fahrenheit")"},
+    {R"(["a", "b"])", "[]"},
+    {R"({"k": 1})", "{}"},
+    {"null", R"("x")"},
+};
+
+// Cutting the skeleton where the tokenizer has a stable boundary means: the model's own
+// tokenization of a call equals the skeleton's tokens followed by the tokenization of the rest.
+TEST(Skeleton, RoundTripsThroughEveryModelsTokenizer) {
+  std::vector<std::string> models = all_models();
+  ASSERT_FALSE(models.empty());
+  auto tools = sw::parse_tools(sw::Json::parse(kAllTypes));
+  std::vector<const sw::Property*> args;
+  for (const sw::Property& p : tools[0].arguments) args.push_back(&p);
+  for (const std::string& path : models) {
+    sw::ModelParams params{path};
+    params.vocab_only = true;
+    auto loaded = sw::Model::load(params);
+    const sw::Model::Impl& m = loaded->impl();
+    std::string head = m.format.opener + "{\"name\": \"book\", \"arguments\": {";
+    sw::Skeleton skeleton = sw::build_skeleton(m, head, args);
+    ASSERT_EQ(skeleton.branches.size(), args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const sw::SkeletonBranch& branch = skeleton.branches[i];
+      EXPECT_FALSE(branch.tokens.empty());
+      // The skeleton's texts add up to the call's text.
+      EXPECT_EQ(m.detokenize(skeleton.head) + m.detokenize(branch.tokens) + branch.value_prefix,
+                head + branch.key_text);
+      for (const std::string& value : kValues[i]) {
+        std::vector<llama_token> whole = m.tokenize(head + branch.key_text + value + "}", false);
+        std::vector<llama_token> pieced = skeleton.head;
+        pieced.insert(pieced.end(), branch.tokens.begin(), branch.tokens.end());
+        std::vector<llama_token> rest = m.tokenize(branch.value_prefix + value + "}", false);
+        pieced.insert(pieced.end(), rest.begin(), rest.end());
+        EXPECT_EQ(whole, pieced) << path << ": " << branch.key_text << value;
+      }
+    }
+  }
+}
+
+sw::CallResult call(const std::vector<sw::ToolSpec>& tools, const std::string& request, sw::CallOptions options) {
+  sw::Session session(model());
+  return session.call({{"user", request}}, tools, options);
+}
+
+sw::CallOptions weaving(int max_tokens = 96) {
+  sw::CallOptions options;
+  options.max_tokens = max_tokens;
+  return options;
+}
+
+TEST(Weaver, WeatherCallWithPhases) {
+  sw::CallResult r = call(weather_tools(), "What is the weather like in Paris?", weaving());
+  ASSERT_TRUE(r.error.empty()) << r.error << "\n" << r.text;
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].name, "get_weather");
+  EXPECT_EQ(r.calls[0].arguments["city"], "Paris");
+  std::vector<std::string> phases;
+  for (const sw::PhaseStats& p : r.stats.phases) phases.push_back(p.name);
+  EXPECT_EQ(phases, (std::vector<std::string>{"name", "skeleton", "values", "write-back", "optional"}));
+  for (const sw::PhaseStats& p : r.stats.phases) {
+    if (p.name == "skeleton" || p.name == "write-back") EXPECT_EQ(p.passes, 1) << p.name;
+  }
+  ASSERT_EQ(r.stats.events.size(), 1u);  // get_weather is not read-only: its final call only
+  EXPECT_EQ(r.stats.events[0].kind, sw::CallEvent::Kind::Final);
+  EXPECT_EQ(r.stats.events[0].call, r.calls[0]);
+  EXPECT_LE(r.stats.executable_ms, r.stats.call_ms);
+}
+
+// Three required numbers: all three decoded in the same passes.
+TEST(Weaver, ParallelValuesTakeFewerPassesThanConstrainedDecoding) {
+  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python"});
+  const sw::bfcl::Case* found = nullptr;
+  for (const auto& c : cases) found = c.id == "simple_python_27" ? &c : found;
+  ASSERT_NE(found, nullptr);
+  auto tools = sw::parse_tools(found->functions);
+  sw::Session session(model());
+  sw::CallOptions constrained = weaving();
+  constrained.mode = sw::DecodeMode::Constrained;
+  sw::CallResult serial = session.call(found->messages, tools, constrained);
+  sw::CallResult woven = session.call(found->messages, tools, weaving());
+  EXPECT_TRUE(sw::bfcl::check(*found, woven.calls).valid) << woven.text;
+  EXPECT_EQ(woven.calls, serial.calls);
+  EXPECT_LT(woven.stats.call_passes * 4, serial.stats.call_passes);
+  for (const sw::PhaseStats& p : woven.stats.phases) {
+    if (p.name == "values") EXPECT_LE(p.passes, 4);  // the longest value, not the sum
+  }
+}
+
+TEST(Weaver, ProvisionalCallsOnlyForReadOnlyTools) {
+  auto tools = weather_tools();
+  const std::string request = "What is the weather like in Paris, in fahrenheit?";
+  for (bool read_only : {false, true}) {
+    tools[0].read_only = read_only;
+    std::vector<sw::CallEvent> seen;
+    sw::CallOptions options = weaving();
+    options.on_call = [&](const sw::CallEvent& e) { seen.push_back(e); };
+    sw::CallResult r = call(tools, request, options);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.back().kind, sw::CallEvent::Kind::Final);
+    EXPECT_EQ(seen.back().call, r.calls.at(0));
+    size_t provisional = std::count_if(seen.begin(), seen.end(), [](const sw::CallEvent& e) {
+      return e.kind == sw::CallEvent::Kind::Provisional;
+    });
+    if (!read_only) {
+      EXPECT_EQ(provisional, 0u) << "a tool not known to be read-only got a provisional call";
+      continue;
+    }
+    ASSERT_EQ(provisional, 1u);
+    const sw::CallEvent& first = seen.front();
+    EXPECT_EQ(first.kind, sw::CallEvent::Kind::Provisional);
+    EXPECT_EQ(first.call.arguments.size(), 1u);  // the required city only
+    EXPECT_LE(first.at_ms, seen.back().at_ms);
+    EXPECT_EQ(seen.back().replaces_provisional, !(first.call == seen.back().call));
+  }
+  // Switched off, a read-only tool gets none either.
+  sw::CallOptions off = weaving();
+  off.weaver.provisional = false;
+  sw::CallResult r = call(tools, request, off);
+  for (const sw::CallEvent& e : r.stats.events) EXPECT_EQ(e.kind, sw::CallEvent::Kind::Final);
+}
+
+TEST(Weaver, ToolChosenByTheCallerIsNotDecoded) {
+  sw::CallOptions options = weaving();
+  options.tool = "get_time";
+  sw::CallResult r = call(weather_tools(), "What is the weather like in Paris?", options);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.calls.at(0).name, "get_time");
+  for (const sw::PhaseStats& p : r.stats.phases) EXPECT_NE(p.name, "name");
+
+  options.tool = "get_date";
+  EXPECT_THROW(call(weather_tools(), "hi", options), sw::Error);
+  options.tool = "";
+  options.given_arguments = {"city"};
+  EXPECT_THROW(call(weather_tools(), "hi", options), sw::Error);  // arguments of which tool?
+  options.tool = "get_weather";
+  options.given_arguments = {"town"};
+  EXPECT_THROW(call(weather_tools(), "hi", options), sw::Error);
+}
+
+TEST(Weaver, GivenArgumentSetGetsBranchesAndNoOptionalDecision) {
+  sw::CallOptions options = weaving();
+  options.tool = "get_weather";
+  options.given_arguments = {"city", "unit"};
+  sw::CallResult r = call(weather_tools(), "What is the weather like in Paris, in celsius?", options);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.calls.at(0).arguments.size(), 2u);
+  EXPECT_EQ(r.calls.at(0).arguments["unit"], "celsius");
+  ASSERT_EQ(r.stats.events.size(), 1u);  // final as soon as the values are known
+}
+
+float max_abs_difference(const float* a, const float* b, int n) {
+  float worst = 0;
+  for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  return worst;
+}
+
+// After the write-back the conversation's cache must be what a serial prefill of the same
+// tokens gives: the next-token logits agree within float tolerance.
+TEST(Weaver, WriteBackEqualsSerialPrefill) {
+  const sw::Model::Impl& m = model()->impl();
+  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python"});
+  for (const char* id : {"simple_python_27", "simple_python_243"}) {
+    const sw::bfcl::Case* found = nullptr;
+    for (const auto& c : cases) found = c.id == id ? &c : found;
+    ASSERT_NE(found, nullptr);
+    auto tools = sw::parse_tools(found->functions);
+    sw::Context woven(m, 2048);
+    sw::PassCounter passes;
+    woven.start_from(m.tokenize(sw::render_prompt(*model(), found->messages, tools), true), passes);
+    sw::CallTracker tracker(sw::Clock::now());
+    sw::CallOptions options = weaving();
+    options.weaver.padding = false;
+    sw::WeaveResult result = sw::weave(woven, m, tools, options, nullptr, tracker);
+    ASSERT_TRUE(result.failure.empty()) << result.failure;
+
+    // The reference: the same tokens prefilled serially, the prompt in one batch and the call
+    // token by token. Batches of different sizes take different kernels, so logits agree only
+    // within float tolerance; the noise floor is the difference between two serial prefills.
+    const std::vector<llama_token>& tokens = woven.history();
+    sw::Context serial(m, 2048), one_batch(m, 2048);
+    one_batch.append(tokens, passes);
+    size_t prompt = tokens.size() - size_t(result.generation.passes.tokens);
+    serial.append({tokens.begin(), tokens.begin() + long(prompt)}, passes);
+    for (size_t i = prompt; i < tokens.size(); ++i) serial.append({tokens[i]}, passes);
+    float noise = max_abs_difference(one_batch.last_logits(), serial.last_logits(), m.vocab_size());
+    float worst = max_abs_difference(woven.last_logits(), serial.last_logits(), m.vocab_size());
+    std::vector<llama_token> order;
+    auto best = [&](const float* logits) { return sw::pick_greedy(logits, m.vocab_size(), order, [](llama_token) { return true; }); };
+    EXPECT_EQ(best(woven.last_logits()), best(serial.last_logits())) << id;
+    EXPECT_LT(worst, 2 * noise + 0.05f) << id << ": max |difference| " << worst << ", between serial prefills " << noise;
+  }
+}
+
+TEST(Weaver, CostCurveIsMeasuredAndCached) {
+  const sw::Model::Impl& m = model()->impl();
+  sw::Context context(m, 1024);
+  sw::CostCurve curve = sw::measure_cost_curve(context, m, 4, 3, 64);
+  ASSERT_EQ(curve.max_tokens(), 4);
+  for (double ms : curve.ms) EXPECT_GT(ms, 0);
+  EXPECT_EQ(context.used(), 0);  // the scratch sequence is left empty
+}
+
+TEST(Weaver, CorrectOnEasyBfclCases) {
+  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python", "multiple"});
+  sw::Session session(model());
+  for (const char* id : {"simple_python_97", "simple_python_142", "multiple_50"}) {
+    const sw::bfcl::Case* found = nullptr;
+    for (const auto& c : cases) found = c.id == id ? &c : found;
+    ASSERT_NE(found, nullptr) << id;
+    auto r = session.call(found->messages, sw::parse_tools(found->functions), weaving(128));
+    auto verdict = sw::bfcl::check(*found, r.calls);
+    EXPECT_TRUE(verdict.valid) << id << ": " << verdict.error << "\n" << r.text;
+  }
+}
+
+}  // namespace
