@@ -118,6 +118,7 @@ struct BfclCommand {
       line["error"] = std::string("tools not supported: ") + e.what();
       return line;
     }
+    for (sw::ToolSpec& t : tools) t.read_only = t.read_only || spec.read_only_tools;
     sw::CallOptions options = options_for(spec, c, max_tokens);
     sw::CallResult result;
     GeoMean latency, answer;

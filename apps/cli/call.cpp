@@ -36,6 +36,7 @@ struct CallCommand {
   void run() const {
     ModeSpec spec = parse_mode_spec(mode);
     if (spec.given_arguments) throw sw::Error("give the argument set with --given-arguments");
+    if (spec.read_only_tools) throw sw::Error("name the read-only tools with --read-only");
     sw::CallOptions options = spec.options;
     options.max_tokens = max_tokens;
     options.tool = tool;

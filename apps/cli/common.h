@@ -16,12 +16,14 @@ struct ModelOptions {
 };
 
 // A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
-// no-parallel, no-padding, no-provisional and given-args (the argument set is taken from the
-// expected answer, where there is one). Throws sw::Error on an unknown mode or switch.
+// no-parallel, no-padding, no-provisional, given-args (the argument set is taken from the
+// expected answer, where there is one) and read-only (every tool is treated as read-only, so
+// provisional calls apply). Throws sw::Error on an unknown mode or switch.
 struct ModeSpec {
   std::string label;
   sw::CallOptions options;
   bool given_arguments = false;
+  bool read_only_tools = false;
 };
 ModeSpec parse_mode_spec(const std::string& text);
 
