@@ -4,13 +4,14 @@
 
 namespace sw {
 
-Context::Context(const Model::Impl& model, int context_size) {
+Context::Context(const Model::Impl& model, int context_size, bool unified, int sequences) {
   llama_context_params cp = llama_context_default_params();
   cp.n_ctx = uint32_t(context_size);
   cp.n_batch = uint32_t(std::min(context_size, 512));
   cp.n_ubatch = cp.n_batch;
-  cp.n_seq_max = kSequences;
-  cp.kv_unified = true;
+  sequences_ = sequences;
+  cp.n_seq_max = uint32_t(sequences);
+  cp.kv_unified = unified;
   cp.n_threads = model.threads;
   cp.n_threads_batch = model.threads;
   cp.no_perf = true;
@@ -18,7 +19,7 @@ Context::Context(const Model::Impl& model, int context_size) {
   if (!ctx_) throw Error("failed to create a llama.cpp context: " + llama_last_errors());
   n_ctx_ = int(llama_n_ctx(ctx_));
   n_batch_ = int(llama_n_batch(ctx_));
-  batch_ = llama_batch_init(n_batch_, 0, kSequences);
+  batch_ = llama_batch_init(n_batch_, 0, sequences);
 }
 
 Context::~Context() {
@@ -107,7 +108,7 @@ int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& cou
   size_t shared = 0;
   while (shared < history_.size() && shared < prompt.size() && history_[shared] == prompt[shared]) ++shared;
   if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
-  for (llama_seq_id seq = 1; seq < kSequences; ++seq) drop(seq);  // branches an answer left behind
+  for (llama_seq_id seq = 1; seq < sequences_; ++seq) drop(seq);  // branches an answer left behind
   if (!llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(shared), -1)) {
     clear();
     shared = 0;

@@ -35,7 +35,9 @@ class Context {
   static constexpr llama_seq_id kScratch = kSequences - 1;
   static constexpr int kMaxBranches = kSequences - 2;
 
-  Context(const Model::Impl& model, int context_size);
+  // `unified` false gives each of `sequences` sequences its own slice of the cache (llama.cpp's
+  // default), for measuring what sharing costs there; the engine uses the unified cache.
+  Context(const Model::Impl& model, int context_size, bool unified = true, int sequences = kSequences);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -67,6 +69,7 @@ class Context {
   int size() const { return n_ctx_; }
   int batch_limit() const { return n_batch_; }
   int used() const { return int(history_.size()); }
+  llama_context* handle() const { return ctx_; }
   // Tokens of sequence 0, in position order.
   const std::vector<llama_token>& history() const { return history_; }
 
@@ -77,6 +80,7 @@ class Context {
   llama_batch batch_{};
   int n_ctx_ = 0;
   int n_batch_ = 0;
+  int sequences_ = kSequences;
   std::vector<llama_token> history_;
   int last_index_ = -1;  // batch index of the last token of sequence 0 in the last pass
 };

@@ -204,6 +204,28 @@ TEST(Weaver, GivenArgumentSetGetsBranchesAndNoOptionalDecision) {
   ASSERT_EQ(r.stats.events.size(), 1u);  // final as soon as the values are known
 }
 
+// A turn with several calls: after each call the model decides whether another follows, and
+// each goes through the same pipeline.
+TEST(Weaver, SeveralCallsInOneTurn) {
+  // SmolLM2 writes two calls for this BFCL case (seen in bfcl runs).
+  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"multiple"});
+  const sw::bfcl::Case* found = nullptr;
+  for (const auto& c : cases) found = c.id == "multiple_178" ? &c : found;
+  ASSERT_NE(found, nullptr);
+  sw::Session session(model());
+  sw::CallResult r = session.call(found->messages, sw::parse_tools(found->functions), weaving(128));
+  ASSERT_TRUE(r.error.empty()) << r.error << "\n" << r.text;
+  ASSERT_GE(r.calls.size(), 2u) << r.text;
+  int skeletons = 0;
+  for (const sw::PhaseStats& p : r.stats.phases) skeletons += p.name == "skeleton" ? p.passes : 0;
+  EXPECT_EQ(skeletons, int(r.calls.size()));  // one skeleton pass per call
+  ASSERT_EQ(r.stats.events.size(), r.calls.size());
+  for (size_t i = 0; i < r.calls.size(); ++i) {
+    EXPECT_EQ(r.stats.events[i].index, int(i));
+    EXPECT_EQ(r.stats.events[i].call, r.calls[i]);
+  }
+}
+
 float max_abs_difference(const float* a, const float* b, int n) {
   float worst = 0;
   for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
