@@ -21,6 +21,13 @@ std::string cpu_model() {
   return "unknown-cpu";
 }
 
+// A sanitizer build runs several times slower; its curve must not serve a release build.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr const char* kBuildFlavor = "-asan";
+#else
+constexpr const char* kBuildFlavor = "";
+#endif
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -81,7 +88,7 @@ std::string cost_curve_path(const Model::Impl& model) {
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(key));
   return (root / "costs" / (fs::path(model.params.path).stem().string() + "-t" +
-                            std::to_string(model.threads) + "-" + hash + ".json"))
+                            std::to_string(model.threads) + kBuildFlavor + "-" + hash + ".json"))
       .string();
 }
 
