@@ -357,24 +357,54 @@ class Weaver {
     return ok;
   }
 
-  // Drops the branches and prefills the assembled call into the conversation in one pass. It
-  // stops at a token boundary that what may follow (the end of the arguments, or another
-  // argument) cannot move: where the model's tokenizer would fuse the value's end with that
+  // The assembled call's tokens after the head: the tokens the branches sampled for their
+  // values, as a serial decoder would have them in its cache, and the text between them (a
+  // value's last token, which never had a pass, then ", " and the next argument's name)
+  // tokenized as one piece so that the tokenizer fuses across that seam ('",' is one token).
+  // Empty if the pieces do not add up to the text (then the text is tokenized whole).
+  std::vector<llama_token> sampled_call_tokens(const std::vector<Branch>& branches, const std::string& text) const {
+    std::vector<llama_token> tokens = branches.front().cached;
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const Branch& b = branches[i];
+      std::vector<llama_token> passed(b.cached.begin() + long(b.skeleton->tokens.size()), b.cached.end());
+      std::string seam = b.text.substr(std::min(b.text.size(), model_.detokenize(passed).size()));
+      if (i + 1 < branches.size()) {
+        const SkeletonBranch& next = *branches[i + 1].skeleton;
+        if (next.value_prefix.size() > next.key_text.size()) return {};
+        seam += ", " + next.key_text.substr(0, next.key_text.size() - next.value_prefix.size());
+      }
+      std::vector<llama_token> seam_tokens = model_.tokenize(seam, false);
+      tokens.insert(tokens.end(), seam_tokens.begin(), seam_tokens.end());
+      if (i + 1 < branches.size()) {
+        const Branch& n = branches[i + 1];
+        tokens.insert(tokens.end(), n.cached.begin() + long(n.skeleton->tokens.size()), n.cached.end());
+      }
+    }
+    return model_.detokenize(tokens) == text ? tokens : std::vector<llama_token>{};
+  }
+
+  // Drops the branches and prefills the assembled call into the conversation in one pass. The
+  // first branch's cells hold exactly what the call holds after the head (its argument comes
+  // first), so they are handed to the conversation instead of being computed again. The
+  // prefill stops at a token boundary that what may follow (the end of the arguments, or
+  // another argument) cannot move: where the tokenizer would fuse the value's end with that
   // ('"}' is one token), the end is left to the serial decision after the values.
-  //
-  // The first branch's cells hold exactly what the call holds after the head (its argument
-  // comes first), so they are handed to the conversation instead of being computed again;
-  // its last token is recomputed, for the logits the decision after the values needs.
   void write_back(const std::vector<Branch>& branches) {
     auto started = Clock::now();
-    std::vector<llama_token> reused(branches.front().cached.begin(), branches.front().cached.end() - 1);
-    if (pending().rfind(model_.detokenize(reused), 0) == 0) context_.adopt(branches.front().sequence, reused);
-    for (const Branch& b : branches) context_.drop(b.sequence);
     std::string text = pending();
-    std::vector<llama_token> tokens = cut_at_boundary(model_, text, {"}", ", \""}).tokens;
-    if (tokens.empty()) tokens = model_.tokenize(text, false);  // the cache must end in the call
+    std::vector<llama_token> tokens = sampled_call_tokens(branches, text);
+    if (tokens.empty()) tokens = model_.tokenize(text, false);
+    // The last token is held back if it may fuse with what follows.
+    std::string last = model_.pieces[size_t(tokens.back())];
+    if (tokens.size() > 1 && !cut_at_boundary(model_, last, {"}", ", \""}).left.empty()) tokens.pop_back();
+    // Adopted cells: the first branch's, but at least one token is computed, for its logits.
+    const std::vector<llama_token>& first = branches.front().cached;
+    size_t adopt = 0;
+    while (adopt + 1 < tokens.size() && adopt < first.size() && tokens[adopt] == first[adopt]) ++adopt;
+    context_.adopt(branches.front().sequence, {tokens.begin(), tokens.begin() + long(adopt)});
+    for (const Branch& b : branches) context_.drop(b.sequence);
     PassCounter passes;
-    context_.append(tokens, passes);
+    context_.append({tokens.begin() + long(adopt), tokens.end()}, passes);
     result_.generation.forced_passes += passes.passes;
     count("write-back", passes, started);
   }
