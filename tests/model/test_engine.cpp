@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "bfcl_case.h"
 #include "schemaweaver/bfcl.h"
 #include "schemaweaver/engine.h"
 
@@ -94,18 +95,18 @@ TEST(Engine, PromptPrefixIsReusedAcrossCalls) {
   EXPECT_EQ(second.calls.at(0).arguments["city"], "Rome");
 }
 
-// Easy BFCL cases the default model gets right when constrained (seen in bfcl runs).
+// Easy BFCL cases the default model gets right in the constrained modes (seen in bfcl runs).
 TEST(Engine, CorrectOnEasyBfclCases) {
-  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python", "multiple"});
   sw::Session session(model());
   for (const char* id : {"simple_python_97", "simple_python_142", "multiple_50"}) {
-    const sw::bfcl::Case* found = nullptr;
-    for (const auto& c : cases) found = c.id == id ? &c : found;
-    ASSERT_NE(found, nullptr) << id;
-    auto tools = sw::parse_tools(found->functions);
-    for (sw::DecodeMode mode : {sw::DecodeMode::Constrained, sw::DecodeMode::JumpForward}) {
-      auto r = session.call(found->messages, tools, {mode, 128});
-      auto verdict = sw::bfcl::check(*found, r.calls);
+    sw::bfcl::Case c = bfcl_case(id);
+    auto tools = sw::parse_tools(c.functions);
+    for (sw::DecodeMode mode : {sw::DecodeMode::Constrained, sw::DecodeMode::JumpForward, sw::DecodeMode::SchemaWeaver}) {
+      sw::CallOptions options;
+      options.mode = mode;
+      options.max_tokens = 128;
+      auto r = session.call(c.messages, tools, options);
+      auto verdict = sw::bfcl::check(c, r.calls);
       EXPECT_TRUE(verdict.valid) << id << " " << sw::to_string(mode) << ": " << verdict.error << "\n" << r.text;
     }
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bfcl_case.h"
 #include "context.h"
 #include "decoder.h"
 #include "model.h"
@@ -123,10 +124,8 @@ TEST(Weaver, WeatherCallWithPhases) {
 
 // Three required numbers: all three decoded in the same passes.
 TEST(Weaver, ParallelValuesTakeFewerPassesThanConstrainedDecoding) {
-  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python"});
-  const sw::bfcl::Case* found = nullptr;
-  for (const auto& c : cases) found = c.id == "simple_python_27" ? &c : found;
-  ASSERT_NE(found, nullptr);
+  sw::bfcl::Case c = bfcl_case("simple_python_27");
+  const sw::bfcl::Case* found = &c;
   auto tools = sw::parse_tools(found->functions);
   sw::Session session(model());
   sw::CallOptions constrained = weaving();
@@ -208,10 +207,8 @@ TEST(Weaver, GivenArgumentSetGetsBranchesAndNoOptionalDecision) {
 // each goes through the same pipeline.
 TEST(Weaver, SeveralCallsInOneTurn) {
   // SmolLM2 writes two calls for this BFCL case (seen in bfcl runs).
-  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"multiple"});
-  const sw::bfcl::Case* found = nullptr;
-  for (const auto& c : cases) found = c.id == "multiple_178" ? &c : found;
-  ASSERT_NE(found, nullptr);
+  sw::bfcl::Case c = bfcl_case("multiple_178");
+  const sw::bfcl::Case* found = &c;
   sw::Session session(model());
   sw::CallResult r = session.call(found->messages, sw::parse_tools(found->functions), weaving(128));
   ASSERT_TRUE(r.error.empty()) << r.error << "\n" << r.text;
@@ -236,11 +233,9 @@ float max_abs_difference(const float* a, const float* b, int n) {
 // tokens gives: the next-token logits agree within float tolerance.
 TEST(Weaver, WriteBackEqualsSerialPrefill) {
   const sw::Model::Impl& m = model()->impl();
-  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python"});
   for (const char* id : {"simple_python_27", "simple_python_243"}) {
-    const sw::bfcl::Case* found = nullptr;
-    for (const auto& c : cases) found = c.id == id ? &c : found;
-    ASSERT_NE(found, nullptr);
+    sw::bfcl::Case c = bfcl_case(id);
+    const sw::bfcl::Case* found = &c;
     auto tools = sw::parse_tools(found->functions);
     sw::Context woven(m, 2048);
     sw::PassCounter passes;
@@ -276,19 +271,6 @@ TEST(Weaver, CostCurveIsMeasuredAndCached) {
   ASSERT_EQ(curve.max_tokens(), 4);
   for (double ms : curve.ms) EXPECT_GT(ms, 0);
   EXPECT_EQ(context.used(), 0);  // the scratch sequence is left empty
-}
-
-TEST(Weaver, CorrectOnEasyBfclCases) {
-  auto cases = sw::bfcl::load_standard_categories(SW_TEST_BFCL, {"simple_python", "multiple"});
-  sw::Session session(model());
-  for (const char* id : {"simple_python_97", "simple_python_142", "multiple_50"}) {
-    const sw::bfcl::Case* found = nullptr;
-    for (const auto& c : cases) found = c.id == id ? &c : found;
-    ASSERT_NE(found, nullptr) << id;
-    auto r = session.call(found->messages, sw::parse_tools(found->functions), weaving(128));
-    auto verdict = sw::bfcl::check(*found, r.calls);
-    EXPECT_TRUE(verdict.valid) << id << ": " << verdict.error << "\n" << r.text;
-  }
 }
 
 }  // namespace
