@@ -46,6 +46,7 @@ install_system_packages() {
   command -v cmake >/dev/null || need+=(cmake)
   command -v g++ >/dev/null || need+=(g++)
   command -v unzip >/dev/null || need+=(unzip)
+  command -v taskset >/dev/null || need+=(util-linux)
   [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
   [ -f /usr/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
   [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)

@@ -33,13 +33,13 @@ void Context::check_room(size_t extra) const {
                 " tokens exceed the context of " + std::to_string(n_ctx_));
 }
 
-void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter) {
+void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter, size_t scored) {
   check_room(tokens.size());
   for (size_t start = 0; start < tokens.size(); start += size_t(n_batch_)) {
     size_t count = std::min(tokens.size() - start, size_t(n_batch_));
     std::vector<BatchToken> batch(count);
     for (size_t i = 0; i < count; ++i)
-      batch[i] = {tokens[start + i], llama_pos(history_.size() + i), {kMain}, i + 1 == count};
+      batch[i] = {tokens[start + i], llama_pos(history_.size() + i), {kMain}, start + i + scored >= tokens.size()};
     decode(batch, counter);
   }
 }
@@ -49,7 +49,7 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
   if (tokens.size() > size_t(n_batch_)) throw Error("a pass of " + std::to_string(tokens.size()) +
                                                     " tokens exceeds the batch of " + std::to_string(n_batch_));
   std::vector<llama_token> main_tokens;
-  int main_last = -1;
+  std::vector<int> main_logits;
   batch_.n_tokens = int32_t(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) {
     const BatchToken& t = tokens[i];
@@ -62,22 +62,31 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
       if (t.pos != llama_pos(history_.size() + main_tokens.size()))
         throw Error("internal: a token of the main sequence is out of order");
       main_tokens.push_back(t.token);
-      main_last = int(i);
+      main_logits.push_back(t.logits ? int(i) : -1);
     }
   }
   check_room(tokens.size());
   int rc = llama_decode(ctx_, batch_);
   if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ") " + llama_last_errors());
+  last_pass_start_ = history_.size();
+  last_pass_logits_ = std::move(main_logits);
   history_.insert(history_.end(), main_tokens.begin(), main_tokens.end());
-  // The logits of earlier passes are gone: only a main token of this pass can provide them.
-  last_index_ = main_last >= 0 && tokens[size_t(main_last)].logits ? main_last : -1;
   counter.passes += 1;
   counter.tokens += int(tokens.size());
 }
 
-const float* Context::last_logits() const {
-  if (last_index_ < 0) throw Error("internal: no logits for the last token of the conversation");
-  return llama_get_logits_ith(ctx_, last_index_);
+const float* Context::logits_after(size_t length) const {
+  size_t at = length - 1 - last_pass_start_;
+  if (length == 0 || length > history_.size() || length - 1 < last_pass_start_ || at >= last_pass_logits_.size() ||
+      last_pass_logits_[at] < 0)
+    throw Error("internal: no logits for token " + std::to_string(length) + " of the conversation");
+  return llama_get_logits_ith(ctx_, last_pass_logits_[at]);
+}
+
+void Context::truncate(size_t length) {
+  if (length >= history_.size()) return;
+  llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(length), -1);
+  history_.resize(length);
 }
 
 const float* Context::logits_at(int index) const { return llama_get_logits_ith(ctx_, index); }
@@ -91,7 +100,7 @@ void Context::adopt(llama_seq_id sequence, const std::vector<llama_token>& token
   llama_pos from = llama_pos(history_.size());
   llama_memory_seq_cp(llama_get_memory(ctx_), sequence, kMain, from, from + llama_pos(tokens.size()));
   history_.insert(history_.end(), tokens.begin(), tokens.end());
-  last_index_ = -1;
+  last_pass_logits_.clear();
 }
 
 void Context::drop(llama_seq_id sequence, llama_pos from) {
@@ -101,7 +110,7 @@ void Context::drop(llama_seq_id sequence, llama_pos from) {
 void Context::clear() {
   llama_memory_clear(llama_get_memory(ctx_), true);
   history_.clear();
-  last_index_ = -1;
+  last_pass_logits_.clear();
 }
 
 int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {

@@ -43,14 +43,20 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   // Appends tokens to sequence 0 after what it holds, in passes of at most n_batch tokens,
-  // keeping the logits of the last token. Throws Error if the context is full.
-  void append(const std::vector<llama_token>& tokens, PassCounter& counter);
+  // keeping the logits of the last `scored` tokens (a speculative draft is scored whole).
+  // Throws Error if the context is full.
+  void append(const std::vector<llama_token>& tokens, PassCounter& counter, size_t scored = 1);
   // Makes the context hold exactly `prompt`, keeping the cached prefix it shares with what the
   // context holds now (a repeated system prompt and tool list is not computed again). At least
   // the last token is recomputed, for its logits. Returns the number of tokens reused.
   int start_from(const std::vector<llama_token>& prompt, PassCounter& counter);
   // Logits of the last token appended to sequence 0: vocab_size floats.
-  const float* last_logits() const;
+  const float* last_logits() const { return logits_after(history_.size()); }
+  // Logits of the token at position `length - 1` of sequence 0; the last pass must have kept
+  // them.
+  const float* logits_after(size_t length) const;
+  // Removes the tokens of sequence 0 from position `length` on (a draft that was not taken).
+  void truncate(size_t length);
 
   // One llama_decode of tokens of any sequences (at most n_batch). Tokens of sequence 0 must
   // continue it in order. Logits of the i-th token (if kept) are then logits_at(i).
@@ -82,7 +88,10 @@ class Context {
   int n_batch_ = 0;
   int sequences_ = kSequences;
   std::vector<llama_token> history_;
-  int last_index_ = -1;  // batch index of the last token of sequence 0 in the last pass
+  // The last pass's tokens of sequence 0: the position of the first, and per token the batch
+  // index of its logits (-1 if not kept). Logits of earlier passes are gone.
+  size_t last_pass_start_ = 0;
+  std::vector<int> last_pass_logits_;
 };
 
 }  // namespace sw

@@ -80,6 +80,16 @@ class GrammarStrategy : public Strategy {
   double constraint_ms() const override { return constraint_ms_; }
   int constraint_steps() const override { return constraint_steps_; }
 
+  size_t admissible(const std::vector<llama_token>& draft) const override {
+    Matcher m = matcher_;
+    size_t n = 0;
+    for (; n < draft.size(); ++n) {
+      const std::string& piece = model_.pieces[size_t(draft[n])];
+      if (model_.is_end_of_generation(draft[n]) || piece.empty() || !m.advance(piece)) break;
+    }
+    return n;
+  }
+
  private:
   // After a sampled token: if the grammar forces everything that is left, the answer is
   // complete now (no pass decodes text that nothing can change); otherwise the forced step.
@@ -186,16 +196,55 @@ std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const Model::Impl& mode
                                         std::shared_ptr<const Grammar> grammar) {
   switch (mode) {
     case DecodeMode::Free: return std::make_unique<FreeStrategy>(model);
-    case DecodeMode::Constrained: return std::make_unique<GrammarStrategy>(model, grammar, false);
+    case DecodeMode::Constrained:
+    case DecodeMode::Speculative: return std::make_unique<GrammarStrategy>(model, grammar, false);
     case DecodeMode::JumpForward: return std::make_unique<GrammarStrategy>(model, grammar, true);
     case DecodeMode::SchemaWeaver: break;  // not one strategy: see weaver.h
   }
   throw Error("unknown decode mode");
 }
 
+namespace {
+
+// Puts a step's tokens after the `decided` tokens of the conversation. The cache may hold
+// draft tokens after them: as many of those as the step chose are taken without a pass; the
+// rest of the draft is removed and the step's other tokens go through a pass, with a new draft
+// behind them. Returns the number of decided tokens after the step.
+size_t extend(Context& context, size_t decided, const Step& step, Strategy& strategy, Drafter* drafter,
+              int draft_limit, GenerationResult& result) {
+  const std::vector<llama_token>& cached = context.history();
+  size_t drafted = cached.size() - decided;
+  size_t same = 0;
+  while (same < step.tokens.size() && same < drafted && cached[decided + same] == step.tokens[same]) ++same;
+  if (drafted > 0) {
+    int checked = int(std::min(drafted, same + 1));
+    result.draft_tokens += checked;
+    result.accepted_draft_tokens += int(same);
+    drafter->record(checked, int(same));
+  }
+  if (same == step.tokens.size()) return decided + same;
+  context.truncate(decided + same);
+  std::vector<llama_token> tokens(step.tokens.begin() + long(same), step.tokens.end());
+  size_t carried = tokens.size();
+  if (drafter) {
+    std::vector<llama_token> history(cached.begin(), cached.end());
+    history.insert(history.end(), tokens.begin(), tokens.end());
+    int room = context.size() - int(history.size());
+    std::vector<llama_token> draft = drafter->propose(history, int(carried), std::min(draft_limit, room));
+    draft.resize(strategy.admissible(draft));
+    tokens.insert(tokens.end(), draft.begin(), draft.end());
+  }
+  if (step.sampled < int(step.tokens.size())) result.forced_passes += 1;
+  context.append(tokens, result.passes, tokens.size() - carried + 1);
+  return decided + step.tokens.size();
+}
+
+}  // namespace
+
 GenerationResult generate(Context& context, const Model::Impl& model, Strategy& strategy,
-                          int max_tokens, CallTracker* tracker) {
+                          int max_tokens, CallTracker* tracker, Drafter* drafter) {
   GenerationResult result;
+  size_t decided = size_t(context.used());  // tokens of the answer so far; a draft may follow
   Step step = strategy.start();
   while (true) {
     if (!step.tokens.empty()) {
@@ -207,8 +256,7 @@ GenerationResult generate(Context& context, const Model::Impl& model, Strategy& 
         result.complete = true;
         break;
       }
-      if (step.sampled < int(step.tokens.size())) result.forced_passes += 1;
-      context.append(step.tokens, result.passes);
+      decided = extend(context, decided, step, strategy, drafter, max_tokens - result.sampled_tokens, result);
     }
     if (step.stop) {
       result.complete = step.complete;
@@ -218,8 +266,9 @@ GenerationResult generate(Context& context, const Model::Impl& model, Strategy& 
       result.hit_token_limit = true;
       break;
     }
-    step = strategy.next(context.last_logits());
+    step = strategy.next(context.logits_after(decided));
   }
+  context.truncate(decided);  // a draft the answer did not take
   return result;
 }
 

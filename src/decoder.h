@@ -4,6 +4,9 @@
 // carries; it runs that pass and repeats until the strategy says the call is complete. Modes
 // differ only in their strategy: free (argmax), constrained (argmax among tokens the grammar
 // accepts), jump-forward (constrained, plus the text the grammar forces in the same pass).
+// With a drafter (speculative decoding), a pass also carries a guess of the tokens that
+// follow; the strategy's later choices are checked against it and, while they agree, taken
+// from the cache without a pass.
 #pragma once
 
 #include <chrono>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "context.h"
+#include "drafter.h"
 #include "matcher.h"
 #include "schemaweaver/engine.h"
 
@@ -31,6 +35,9 @@ class Strategy {
   // Forced tokens to append before the first sample (none by default).
   virtual Step start() { return {}; }
   virtual Step next(const float* logits) = 0;
+  // How many leading tokens of `draft` the strategy could choose after its last step (a draft
+  // token it could never choose is not worth a place in a pass).
+  virtual size_t admissible(const std::vector<llama_token>& draft) const { return draft.size(); }
   virtual double constraint_ms() const { return 0; }
   virtual int constraint_steps() const { return 0; }
 };
@@ -67,11 +74,15 @@ struct GenerationResult {
   int sampled_tokens = 0;
   bool hit_token_limit = false;
   bool complete = false;  // the strategy completed its grammar (not stopped or cut off)
+  int draft_tokens = 0;           // draft tokens checked against the strategy's choices
+  int accepted_draft_tokens = 0;  // of which the strategy chose
 };
 
-// Runs the strategy until it completes or stops, or `max_tokens` tokens were sampled.
+// Runs the strategy until it completes or stops, or `max_tokens` tokens were sampled. With a
+// drafter, passes also carry drafts (the output is the same). The cache then holds exactly the
+// generated text.
 GenerationResult generate(Context& context, const Model::Impl& model, Strategy& strategy,
-                          int max_tokens, CallTracker* tracker = nullptr);
+                          int max_tokens, CallTracker* tracker = nullptr, Drafter* drafter = nullptr);
 
 // The best token by logit among those `allowed` accepts; -1 if it accepts none. Only the top
 // candidates are sorted unless all of them are rejected, which gives the same choice as masking

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "cost_curve.h"
 #include "decoder.h"
+#include "drafter.h"
 #include "weaver.h"
 #include "model.h"
 #include "schemaweaver/engine.h"
@@ -71,30 +72,57 @@ std::string render_prompt(const Model& model, const std::vector<Message>& messag
   return render(model.impl(), messages, tools);
 }
 
+std::vector<double> measure_pass_costs(const Model& model, int max_tokens, int rounds) {
+  if (max_tokens < 1 || max_tokens > 64) throw Error("max_tokens for a cost curve must be 1..64");
+  if (rounds < 1) throw Error("rounds must be at least 1");
+  if (model.impl().params.vocab_only) throw Error("a model loaded with vocab_only cannot run passes");
+  Context context(model.impl(), 1024);
+  return measure_cost_curve(context, model.impl(), max_tokens, rounds).ms;
+}
+
 std::string to_string(DecodeMode mode) {
   switch (mode) {
     case DecodeMode::Free: return "free";
     case DecodeMode::Constrained: return "constrained";
     case DecodeMode::JumpForward: return "jump-forward";
+    case DecodeMode::Speculative: return "speculative";
     case DecodeMode::SchemaWeaver: return "schemaweaver";
   }
   return "?";
 }
 
 DecodeMode parse_decode_mode(const std::string& name) {
-  for (DecodeMode mode : {DecodeMode::Free, DecodeMode::Constrained, DecodeMode::JumpForward, DecodeMode::SchemaWeaver}) {
+  for (DecodeMode mode : {DecodeMode::Free, DecodeMode::Constrained, DecodeMode::JumpForward, DecodeMode::Speculative,
+                          DecodeMode::SchemaWeaver}) {
     if (to_string(mode) == name) return mode;
   }
-  throw Error("unknown decoding mode '" + name + "' (known: free, constrained, jump-forward, schemaweaver)");
+  throw Error("unknown decoding mode '" + name + "' (known: free, constrained, jump-forward, speculative, schemaweaver)");
 }
 
 struct Session::Impl {
   std::shared_ptr<const Model> model;
   Context context;
   std::optional<CostCurve> cost_curve;  // measured or read from the cache on first need
+  // Speculative decoding with a draft model: its context follows the conversation across calls.
+  std::shared_ptr<const Model> draft_model;
+  std::unique_ptr<Context> draft_context;
+  double draft_pass_ms = 0;
 
   explicit Impl(std::shared_ptr<const Model> m)
       : model(std::move(m)), context(model->impl(), model->impl().params.context_size) {}
+
+  std::unique_ptr<Drafter> drafter_for(const CallOptions& options) {
+    if (!options.draft_model) return std::make_unique<PromptLookup>(&*cost_curve);
+    const Model::Impl& draft = options.draft_model->impl();
+    if (draft_model != options.draft_model) {
+      require_same_vocabulary(model->impl(), draft);
+      if (draft.params.vocab_only) throw Error("a draft model loaded with vocab_only cannot draft");
+      draft_context = std::make_unique<Context>(draft, context.size());
+      draft_pass_ms = cached_cost_curve(*draft_context, draft).cost(1);
+      draft_model = options.draft_model;
+    }
+    return std::make_unique<ModelDraft>(&*cost_curve, draft, *draft_context, draft_pass_ms);
+  }
 };
 
 Session::Session(std::shared_ptr<const Model> model) : impl_(std::make_unique<Impl>(std::move(model))) {
@@ -132,18 +160,25 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   if (options.max_tokens <= 0) throw Error("max_tokens must be positive");
   const bool weaving = options.mode == DecodeMode::SchemaWeaver;
   if (!weaving && !options.given_arguments.empty()) throw Error("given arguments are a SchemaWeaver option");
+  const bool drafting = options.mode == DecodeMode::Speculative;
+  if (options.draft_model && !drafting) throw Error("a draft model is an option of the speculative mode");
   std::vector<llama_token> prompt = model.tokenize(render(model, messages, all_tools), true);
   if (int(prompt.size()) + options.max_tokens > context.size())
     throw Error("the prompt has " + std::to_string(prompt.size()) + " tokens; with max_tokens " +
                 std::to_string(options.max_tokens) + " it exceeds the context of " +
                 std::to_string(context.size()) + " tokens");
-  if (weaving && options.weaver.padding && !impl_->cost_curve) impl_->cost_curve = cached_cost_curve(context, model);
+  if (((weaving && options.weaver.padding) || drafting) && !impl_->cost_curve)
+    impl_->cost_curve = cached_cost_curve(context, model);
+  std::unique_ptr<Drafter> drafter = drafting ? impl_->drafter_for(options) : nullptr;
 
   CallResult result;
   CallStats& s = result.stats;
   PassCounter prompt_passes;
   auto started = Clock::now();
   int reused = context.start_from(prompt, prompt_passes);
+  // A draft model reads the prompt too, before the answer starts.
+  PassCounter draft_passes;
+  if (options.draft_model) impl_->draft_context->start_from(prompt, draft_passes);
   auto prefilled = Clock::now();
   CallTracker tracker(prefilled);
   GenerationResult generated;
@@ -159,7 +194,7 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   } else {
     auto grammar = options.mode == DecodeMode::Free ? nullptr : build_call_grammar(model.format, tools);
     std::unique_ptr<Strategy> strategy = make_strategy(options.mode, model, grammar);
-    generated = generate(context, model, *strategy, options.max_tokens, &tracker);
+    generated = generate(context, model, *strategy, options.max_tokens, &tracker, drafter.get());
     s.constraint_ms = strategy->constraint_ms();
     s.constraint_steps = strategy->constraint_steps();
     s.phases.push_back({"decode", generated.passes.passes, generated.passes.tokens, ms_between(prefilled, Clock::now())});
@@ -175,6 +210,8 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   s.call_prefill_passes = generated.forced_passes;
   s.call_tokens = generated.passes.tokens;
   s.sampled_tokens = generated.sampled_tokens;
+  s.draft_tokens = generated.draft_tokens;
+  s.accepted_draft_tokens = generated.accepted_draft_tokens;
   s.call_ms = ms_between(prefilled, finished);
   s.executable_ms = executable_ms(tracker, s.events, s.call_ms);
   s.peak_rss_kb = peak_rss_kb();

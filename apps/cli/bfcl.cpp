@@ -1,4 +1,6 @@
 // `bfcl`: run decoding modes over a BFCL sample, interleaved case by case, and summarise.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -23,37 +25,80 @@ struct GeoMean {
   double value() const { return count ? std::exp(log_sum / count) : 0; }
 };
 
-// Running totals of one mode over the cases.
+std::string argument_bucket(int count) { return count >= 4 ? "4+" : std::to_string(std::max(count, 1)); }
+
+// Running totals of one mode over the cases, built from the per-case JSON lines (so that a
+// resumed run summarises the lines of the earlier run too).
 struct ModeSummary {
   std::string mode;
   int cases = 0, correct = 0, failed_to_run = 0, timed = 0;
   int with_calls = 0, schema_valid = 0;  // cases whose output parsed into calls; of those, fitting the schema
   GeoMean latency, answer, prompt;
+  std::vector<double> latencies;  // per case, for the spread
   std::map<std::string, GeoMean> latency_by_arguments;  // "1", "2", "3", "4+"
   long passes = 0, prefill_passes = 0, tokens = 0, constraint_steps = 0;
+  long draft_tokens = 0, accepted_draft_tokens = 0;
   double constraint_ms = 0;
   long peak_rss_kb = 0;
 
   double per_call(long total) const { return timed ? double(total) / timed : 0; }
 
+  void add(const sw::Json& line) {
+    cases++;
+    if (line.value("not_run", false)) {
+      failed_to_run++;
+      return;
+    }
+    timed++;
+    correct += line.value("valid", false);
+    if (line.value("has_calls", false)) {
+      with_calls++;
+      schema_valid += line.value("schema_valid", false);
+    }
+    double ms = line.at("latency_ms").get<double>();
+    latency.add(ms);
+    latencies.push_back(ms);
+    answer.add(line.at("answer_ms").get<double>());
+    latency_by_arguments[argument_bucket(line.value("arguments", 1))].add(ms);
+    const sw::Json& s = line.at("stats");
+    prompt.add(s.at("prompt_ms").get<double>());
+    passes += s.at("call_passes").get<long>();
+    prefill_passes += s.at("call_prefill_passes").get<long>();
+    tokens += s.at("call_tokens").get<long>();
+    constraint_ms += s.at("constraint_ms").get<double>();
+    constraint_steps += s.at("constraint_steps").get<long>();
+    draft_tokens += s.value("draft_tokens", 0L);
+    accepted_draft_tokens += s.value("accepted_draft_tokens", 0L);
+    peak_rss_kb = std::max(peak_rss_kb, s.at("peak_rss_kb").get<long>());
+  }
+
+  // Minimum, median and maximum of the per-case latencies.
+  std::vector<double> spread() const {
+    if (latencies.empty()) return {0, 0, 0};
+    std::vector<double> sorted = latencies;
+    std::sort(sorted.begin(), sorted.end());
+    return {sorted.front(), sorted[sorted.size() / 2], sorted.back()};
+  }
+
   sw::Json to_json() const {
     sw::Json buckets = sw::Json::object();
     for (const auto& [bucket, g] : latency_by_arguments)
       buckets[bucket] = {{"cases", g.count}, {"latency_geomean_ms", g.value()}};
+    std::vector<double> range = spread();
     return {{"mode", mode}, {"cases", cases}, {"correct", correct},
             {"accuracy", cases ? double(correct) / cases : 0.0}, {"not_run", failed_to_run},
             {"schema_valid", with_calls ? double(schema_valid) / with_calls : 1.0},
             {"latency_geomean_ms", latency.value()}, {"answer_geomean_ms", answer.value()},
+            {"latency_min_ms", range[0]}, {"latency_median_ms", range[1]}, {"latency_max_ms", range[2]},
             {"prompt_geomean_ms", prompt.value()},
             {"passes_per_call", per_call(passes)}, {"prefill_passes_per_call", per_call(prefill_passes)},
             {"decode_passes_per_call", per_call(passes - prefill_passes)},
             {"tokens_per_pass", passes ? double(tokens) / double(passes) : 0.0},
             {"constraint_us_per_step", constraint_steps ? 1000.0 * constraint_ms / double(constraint_steps) : 0.0},
+            {"draft_tokens", draft_tokens}, {"accepted_draft_tokens", accepted_draft_tokens},
             {"latency_by_arguments", buckets}, {"peak_rss_kb", peak_rss_kb}};
   }
 };
-
-std::string argument_bucket(int count) { return count >= 4 ? "4+" : std::to_string(std::max(count, 1)); }
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
@@ -75,6 +120,8 @@ struct BfclCommand {
   int repeat = 1;
   int warmup = 1;
   int max_tokens = 256;
+  bool resume = false;
+  std::string draft_model_path;
   std::string out_path, summary_path;
 
   std::vector<sw::bfcl::Case> load() const {
@@ -103,59 +150,68 @@ struct BfclCommand {
     return options;
   }
 
-  // Runs one case in one mode `repeat` times; the geometric mean of the times is recorded.
+  // Runs one case in one mode `repeat` times; the line records the geometric mean of the
+  // times and each run's time.
   sw::Json run_case(sw::Session& session, const sw::bfcl::Case& c, const ModeSpec& spec,
-                    ModeSummary& summary) const {
+                    const std::shared_ptr<const sw::Model>& draft) const {
     sw::Json line = {{"id", c.id}, {"category", c.category}, {"mode", spec.label},
                      {"arguments", c.argument_count}};
-    summary.cases++;
     std::vector<sw::ToolSpec> tools;
     try {
       tools = sw::parse_tools(c.functions);
     } catch (const sw::Error& e) {
-      summary.failed_to_run++;
+      line["not_run"] = true;
       line["valid"] = false;
       line["error"] = std::string("tools not supported: ") + e.what();
       return line;
     }
     for (sw::ToolSpec& t : tools) t.read_only = t.read_only || spec.read_only_tools;
     sw::CallOptions options = options_for(spec, c, max_tokens);
+    if (spec.draft_model) options.draft_model = draft;
     sw::CallResult result;
     GeoMean latency, answer;
+    sw::Json runs = sw::Json::array();
     for (int r = 0; r < repeat; ++r) {
       result = session.call(c.messages, tools, options);
       latency.add(result.stats.executable_ms);
       answer.add(result.stats.call_ms);
+      runs.push_back(result.stats.executable_ms);
     }
     // Parsed calls are judged by BFCL's rules even when they break the schema (BFCL has its
     // own view of types); unparsable output is wrong with the parser's reason.
     sw::bfcl::Verdict verdict = result.calls.empty() ? sw::bfcl::Verdict{false, result.error}
                                                      : sw::bfcl::check(c, result.calls);
-    const sw::CallStats& s = result.stats;
-    summary.timed++;
-    summary.correct += verdict.valid;
-    if (!result.calls.empty()) {
-      summary.with_calls++;
-      summary.schema_valid += result.error.empty();
-    }
-    summary.latency.add(latency.value());
-    summary.answer.add(answer.value());
-    summary.latency_by_arguments[argument_bucket(c.argument_count)].add(latency.value());
-    summary.prompt.add(s.prompt_ms);
-    summary.passes += s.call_passes;
-    summary.prefill_passes += s.call_prefill_passes;
-    summary.tokens += s.call_tokens;
-    summary.constraint_ms += s.constraint_ms;
-    summary.constraint_steps += s.constraint_steps;
-    summary.peak_rss_kb = std::max(summary.peak_rss_kb, s.peak_rss_kb);
     line["valid"] = verdict.valid;
     if (!verdict.valid) line["error"] = verdict.error;
+    line["has_calls"] = !result.calls.empty();
+    line["schema_valid"] = result.error.empty();
     line["output"] = result.text;
     line["latency_ms"] = latency.value();
+    line["latency_runs_ms"] = runs;
     line["answer_ms"] = answer.value();
-    line["stats"] = stats_json(s);
-    line["events"] = events_json(s.events);
+    line["stats"] = stats_json(result.stats);
+    line["events"] = events_json(result.stats.events);
     return line;
+  }
+
+  // With --resume: the lines an earlier run wrote for this run's cases and modes, keyed by
+  // case id and mode. The file is rewritten with just its complete lines (a run stopped while
+  // writing leaves half a line), and the run appends to it.
+  std::map<std::pair<std::string, std::string>, sw::Json> finished_lines() const {
+    std::map<std::pair<std::string, std::string>, sw::Json> done;
+    std::ifstream in(out_path);
+    if (!resume || !in) return done;
+    std::vector<std::string> kept;
+    for (std::string text; std::getline(in, text);) {
+      sw::Json line = sw::Json::parse(text, nullptr, false);
+      if (line.is_discarded() || !line.contains("id") || !line.contains("mode")) continue;
+      done[{line["id"].get<std::string>(), line["mode"].get<std::string>()}] = line;
+      kept.push_back(text);
+    }
+    in.close();
+    std::ofstream rewrite(out_path, std::ios::trunc);
+    for (const std::string& text : kept) rewrite << text << "\n";
+    return done;
   }
 
   void run() const {
@@ -163,54 +219,91 @@ struct BfclCommand {
     for (const std::string& name : split_list(modes)) decode_modes.push_back(parse_mode_spec(name));
     if (decode_modes.empty()) throw sw::Error("--modes is empty");
     if (repeat < 1) throw sw::Error("--repeat must be at least 1");
+    if (resume && out_path.empty()) throw sw::Error("--resume needs --out");
     std::vector<sw::bfcl::Case> cases = load();
     auto loaded = sw::Model::load(model.params);
+    auto draft = load_draft_model(draft_model_path, model.params, decode_modes);
     sw::Session session(loaded);
+    auto done = finished_lines();
     std::ofstream out_file;
     if (!out_path.empty()) {
-      out_file.open(out_path);
+      out_file.open(out_path, resume ? std::ios::app : std::ios::trunc);
       if (!out_file) throw sw::Error("cannot write '" + out_path + "'");
     }
     std::ostream& out = out_path.empty() ? std::cout : out_file;
-
-    // Warm-up: the first calls pay for page faults and weight repacking.
-    for (int w = 0; w < warmup && !cases.empty(); ++w) {
-      ModeSummary scratch;
-      for (const ModeSpec& mode : decode_modes) run_case(session, cases.front(), mode, scratch);
-    }
     std::vector<ModeSummary> summaries;
     for (const ModeSpec& mode : decode_modes) {
       summaries.emplace_back();
       summaries.back().mode = mode.label;
     }
+    std::vector<size_t> to_run;
     for (size_t i = 0; i < cases.size(); ++i) {
+      bool all_done = true;
+      for (const ModeSpec& mode : decode_modes) all_done = all_done && done.count({cases[i].id, mode.label});
+      if (!all_done) to_run.push_back(i);
+    }
+    if (!done.empty())
+      std::fprintf(stderr, "resuming: %zu of %zu cases already done\n", cases.size() - to_run.size(), cases.size());
+
+    // Warm-up: the first calls pay for page faults and weight repacking.
+    for (int w = 0; w < warmup && !to_run.empty(); ++w) {
+      for (const ModeSpec& mode : decode_modes) run_case(session, cases[to_run.front()], mode, draft);
+    }
+    auto started = std::chrono::steady_clock::now();
+    size_t ran = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      bool fresh = false;
       for (size_t m = 0; m < decode_modes.size(); ++m) {
-        sw::Json line = run_case(session, cases[i], decode_modes[m], summaries[m]);
+        auto it = done.find({cases[i].id, decode_modes[m].label});
+        if (it != done.end()) {
+          summaries[m].add(it->second);
+          continue;
+        }
+        sw::Json line = run_case(session, cases[i], decode_modes[m], draft);
+        summaries[m].add(line);
         out << line.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n" << std::flush;
-        std::fprintf(stderr, "[%zu/%zu] %-28s %-13s %8.1f ms %s\n", i + 1, cases.size(), cases[i].id.c_str(),
+        std::fprintf(stderr, "[%zu/%zu] %-28s %-24s %8.1f ms %s\n", i + 1, cases.size(), cases[i].id.c_str(),
                      summaries[m].mode.c_str(), line.value("latency_ms", 0.0),
                      line["valid"].get<bool>() ? "ok" : "wrong");
+        fresh = true;
       }
+      if (fresh) report_progress(++ran, to_run.size(), started);
     }
     print_table(summaries, loaded->info(), cases.size());
     if (!summary_path.empty()) write_summary(summaries, loaded->info(), cases.size());
   }
 
+  static void report_progress(size_t ran, size_t total, std::chrono::steady_clock::time_point started) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    double left = elapsed / double(ran) * double(total - ran);
+    std::fprintf(stderr, "  %zu of %zu cases run, %.1f min elapsed, about %.1f min left\n", ran, total,
+                 elapsed / 60, left / 60);
+  }
+
   void print_table(const std::vector<ModeSummary>& summaries, const sw::ModelInfo& info, size_t n) const {
     std::printf("\nmodel %s (%s), %zu cases, seed %u, %d repetition(s), %d thread(s)\n",
                 info.name.c_str(), info.description.c_str(), n, seed, repeat, info.threads);
-    std::printf("| mode | correct | schema-valid | tool-call latency geomean (ms) | vs first | answer (ms) | "
-                "passes/call (prefill + decode) | tokens/pass | constraint us/step | prompt (ms) | peak RSS (MiB) |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| mode | correct | schema-valid | tool-call latency geomean (ms) | min / median / max (ms) | "
+                "vs first | answer (ms) | passes/call (prefill + decode) | tokens/pass | constraint us/step | "
+                "prompt (ms) | peak RSS (MiB) |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const ModeSummary& s : summaries) {
-      std::printf("| %s | %d/%d (%.1f %%) | %.1f %% | %.1f | %.2fx | %.1f | %.1f (%.1f + %.1f) | %.2f | %.1f | %.1f | %.1f |\n",
+      std::vector<double> range = s.spread();
+      std::printf("| %s | %d/%d (%.1f %%) | %.1f %% | %.1f | %.0f / %.0f / %.0f | %.2fx | %.1f | %.1f (%.1f + %.1f) | "
+                  "%.2f | %.1f | %.1f | %.1f |\n",
                   s.mode.c_str(), s.correct, s.cases, s.cases ? 100.0 * s.correct / s.cases : 0.0,
                   s.with_calls ? 100.0 * s.schema_valid / s.with_calls : 100.0, s.latency.value(),
+                  range[0], range[1], range[2],
                   s.latency.value() > 0 ? summaries.front().latency.value() / s.latency.value() : 0.0,
                   s.answer.value(), s.per_call(s.passes), s.per_call(s.prefill_passes),
                   s.per_call(s.passes - s.prefill_passes), s.passes ? double(s.tokens) / double(s.passes) : 0.0,
                   s.constraint_steps ? 1000.0 * s.constraint_ms / double(s.constraint_steps) : 0.0,
                   s.prompt.value(), double(s.peak_rss_kb) / 1024.0);
+    }
+    for (const ModeSummary& s : summaries) {
+      if (s.draft_tokens > 0)
+        std::printf("\n%s: %ld of %ld draft tokens taken (%.1f %%)\n", s.mode.c_str(), s.accepted_draft_tokens,
+                    s.draft_tokens, 100.0 * double(s.accepted_draft_tokens) / double(s.draft_tokens));
     }
     std::printf("\ntool-call latency geomean (ms) by required arguments\n| mode | 1 | 2 | 3 | 4+ |\n|---|---|---|---|---|\n");
     for (const ModeSummary& s : summaries) {
@@ -229,6 +322,7 @@ struct BfclCommand {
     for (const ModeSummary& s : summaries) modes_json.push_back(s.to_json());
     sw::Json summary = {{"model", info.path}, {"model_name", info.name}, {"cases", n}, {"seed", seed},
                         {"repeat", repeat}, {"threads", info.threads}, {"llama", info.llama_version},
+                        {"weight_bytes", info.weight_bytes}, {"model_description", info.description},
                         {"modes", modes_json}};
     std::ofstream file(summary_path);
     if (!file) throw sw::Error("cannot write '" + summary_path + "'");
@@ -254,6 +348,8 @@ void add_bfcl_command(CLI::App& app) {
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
   cmd->add_option("--out", c->out_path, "write the per-case JSON lines here (default: stdout)");
   cmd->add_option("--summary-json", c->summary_path, "write the summary as JSON here");
+  cmd->add_option("--draft-model", c->draft_model_path, "the draft model of speculative/draft-model");
+  cmd->add_flag("--resume", c->resume, "keep the lines --out already has for these cases and modes, run the rest");
   cmd->callback([c] { c->run(); });
 }
 

@@ -15,6 +15,7 @@ struct CallCommand {
   std::string tool;
   std::vector<std::string> given_arguments;
   std::vector<std::string> read_only;
+  std::string draft_model;
   int max_tokens = 256;
   bool json = false;
   bool print_prompt = false;
@@ -45,6 +46,7 @@ struct CallCommand {
     for (const std::string& name : read_only) mark_read_only(tools, name);
     std::vector<sw::Message> chat = messages();
     auto loaded = sw::Model::load(model.params);
+    options.draft_model = load_draft_model(draft_model, model.params, {spec});
     if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools) << "\n";
     sw::Session session(loaded);
     if (!json) {
@@ -82,6 +84,8 @@ struct CallCommand {
                  mode.c_str(), s.prompt_tokens, s.prompt_passes, s.prompt_ms, s.executable_ms, s.call_ms,
                  s.call_passes, s.call_prefill_passes, s.call_tokens, s.sampled_tokens,
                  s.constraint_ms, s.constraint_steps, double(s.peak_rss_kb) / 1024.0);
+    if (s.draft_tokens > 0)
+      std::fprintf(stderr, "  drafts: %d of %d draft tokens taken\n", s.accepted_draft_tokens, s.draft_tokens);
     for (const sw::PhaseStats& p : s.phases)
       std::fprintf(stderr, "  %-12s %3d passes %4d tokens %8.1f ms\n", p.name.c_str(), p.passes, p.tokens, p.ms);
   }
@@ -107,12 +111,13 @@ void add_call_command(CLI::App& app) {
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
   prompt->excludes(messages);
   cmd->add_option("--mode", c->mode,
-                  "free, constrained, jump-forward, schemaweaver[/no-parallel][/no-padding][/no-provisional]")
+                  "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional]")
       ->capture_default_str();
   cmd->add_option("--tool", c->tool, "use this tool (its name is not decoded)");
   cmd->add_option("--given-arguments", c->given_arguments, "schemaweaver: decode exactly these arguments (needs --tool)")
       ->delimiter(',');
   cmd->add_option("--read-only", c->read_only, "treat these tools as read-only (provisional calls)")->delimiter(',');
+  cmd->add_option("--draft-model", c->draft_model, "speculative: draft with this smaller GGUF model of the same vocabulary");
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
   cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");

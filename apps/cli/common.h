@@ -18,14 +18,21 @@ struct ModelOptions {
 // A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
 // no-parallel, no-padding, no-provisional, given-args (the argument set is taken from the
 // expected answer, where there is one) and read-only (every tool is treated as read-only, so
-// provisional calls apply). Throws sw::Error on an unknown mode or switch.
+// provisional calls apply). The speculative mode takes draft-model (drafts from the model given
+// by --draft-model instead of prompt lookup). Throws sw::Error on an unknown mode or switch.
 struct ModeSpec {
   std::string label;
   sw::CallOptions options;
   bool given_arguments = false;
   bool read_only_tools = false;
+  bool draft_model = false;
 };
 ModeSpec parse_mode_spec(const std::string& text);
+
+// The draft model for speculative decoding: loaded like the main model (threads, context) if
+// `path` is set; a mode that wants one without a path is an error.
+std::shared_ptr<const sw::Model> load_draft_model(const std::string& path, const sw::ModelParams& main,
+                                                  const std::vector<ModeSpec>& modes);
 
 sw::Json stats_json(const sw::CallStats& stats);
 sw::Json events_json(const std::vector<sw::CallEvent>& events);
@@ -35,6 +42,7 @@ sw::Json read_json_file(const std::string& path); // throws sw::Error with the p
 
 void add_call_command(CLI::App& app);
 void add_bfcl_command(CLI::App& app);
+void add_costs_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 
 }  // namespace cli

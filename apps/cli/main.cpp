@@ -1,4 +1,5 @@
 // schemaweaver: fast tool calls from small on-device language models.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -22,8 +23,12 @@ ModeSpec parse_mode_spec(const std::string& text) {
     size_t next = text.find('/', slash + 1);
     std::string flag = text.substr(slash + 1, next == std::string::npos ? std::string::npos : next - slash - 1);
     slash = next;
+    if (flag == "draft-model" && spec.options.mode == sw::DecodeMode::Speculative) {
+      spec.draft_model = true;
+      continue;
+    }
     if (spec.options.mode != sw::DecodeMode::SchemaWeaver)
-      throw sw::Error("'" + text + "': switches apply to the schemaweaver mode only");
+      throw sw::Error("'" + text + "': switches apply to the schemaweaver mode only (speculative takes draft-model)");
     if (flag == "no-parallel") spec.options.weaver.parallel_values = false;
     else if (flag == "no-padding") spec.options.weaver.padding = false;
     else if (flag == "no-provisional") spec.options.weaver.provisional = false;
@@ -35,6 +40,17 @@ ModeSpec parse_mode_spec(const std::string& text) {
   return spec;
 }
 
+std::shared_ptr<const sw::Model> load_draft_model(const std::string& path, const sw::ModelParams& main,
+                                                  const std::vector<ModeSpec>& modes) {
+  bool wanted = std::any_of(modes.begin(), modes.end(), [](const ModeSpec& m) { return m.draft_model; });
+  if (wanted && path.empty()) throw sw::Error("speculative/draft-model needs --draft-model");
+  if (path.empty()) return nullptr;
+  sw::ModelParams params = main;
+  params.path = path;
+  params.call_format.clear();
+  return sw::Model::load(params);
+}
+
 sw::Json stats_json(const sw::CallStats& s) {
   sw::Json phases = sw::Json::array();
   for (const sw::PhaseStats& p : s.phases)
@@ -44,6 +60,7 @@ sw::Json stats_json(const sw::CallStats& s) {
           {"call_ms", s.call_ms}, {"call_passes", s.call_passes}, {"call_prefill_passes", s.call_prefill_passes},
           {"call_tokens", s.call_tokens}, {"sampled_tokens", s.sampled_tokens},
           {"constraint_ms", s.constraint_ms}, {"constraint_steps", s.constraint_steps},
+          {"draft_tokens", s.draft_tokens}, {"accepted_draft_tokens", s.accepted_draft_tokens},
           {"peak_rss_kb", s.peak_rss_kb}, {"phases", phases}};
 }
 
@@ -77,6 +94,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cli::add_call_command(app);
   cli::add_bfcl_command(app);
+  cli::add_costs_command(app);
   cli::add_info_command(app);
   try {
     app.parse(argc, argv);

@@ -62,6 +62,7 @@ enum class DecodeMode {
   Free,          // no grammar: decode freely, then parse
   Constrained,   // every token checked against the grammar of the tools' calls
   JumpForward,   // constrained, and text the grammar forces is prefilled without decoding
+  Speculative,   // constrained, and each pass also checks a draft looked up in the prompt
   SchemaWeaver,  // tool name, then the schema's skeleton in one pass, then all required
                  // argument values decoded in parallel branches, then optional arguments
 };
@@ -105,6 +106,9 @@ struct CallOptions {
   // and no optional argument is decided afterwards (the paper's upper bound). Empty: unknown.
   std::vector<std::string> given_arguments;
   WeaverOptions weaver;
+  // Speculative only: drafts come from this smaller model with the same vocabulary instead of
+  // prompt lookup. Throws Error if its vocabulary differs.
+  std::shared_ptr<const Model> draft_model;
   std::function<void(const CallEvent&)> on_call;  // called as calls become executable
 };
 
@@ -135,6 +139,8 @@ struct CallStats {
   double constraint_ms = 0;   // of call_ms, spent checking tokens against the grammar
   long peak_rss_kb = 0;       // VmHWM of the process after the call
   int constraint_steps = 0;   // token choices checked against a constraint
+  int draft_tokens = 0;       // speculative: draft tokens checked
+  int accepted_draft_tokens = 0;  // of which the model chose (each saved a pass)
   std::vector<PhaseStats> phases;
   std::vector<CallEvent> events;  // the calls as they became executable
 };
@@ -151,6 +157,11 @@ struct CallResult {
 // rendered by the model's chat template. Throws Error on an unknown role or template.
 std::string render_prompt(const Model& model, const std::vector<Message>& messages,
                           const std::vector<ToolSpec>& tools);
+
+// The median time (ms) of a forward pass carrying n = 1..max_tokens tokens after a 256-token
+// context, measured now on this machine over `rounds` interleaved rounds: the curve that
+// SchemaWeaver's padding and speculative draft lengths are decided by (sessions cache it).
+std::vector<double> measure_pass_costs(const Model& model, int max_tokens = 8, int rounds = 9);
 
 class Session {
  public:

@@ -1,0 +1,566 @@
+#!/usr/bin/env python3
+"""The benchmark suite: every measurement of the evaluation, side by side, with a report.
+
+    python3 scripts/bench.py [--quick] [--models default|all|NAME,...] [--out DIR]
+                             [--stages costs,modes,rss,bandwidth,report]
+
+Stages (each resumes: a finished file is kept, a BFCL run continues where it stopped):
+  costs      the time of a pass carrying 1..8 tokens, per model (Table 2)
+  modes      every decoding mode interleaved case by case over the BFCL sample, per model
+             (Table 5; the SchemaWeaver ablation rows of Table 7 on the default and the
+             largest model; the phases of Table 8 and Figures 11 and 12 come from these runs)
+  example    one call (2 required arguments, 1 optional) through its phases (Table 8)
+  rss        peak resident memory per mode, one process per mode (Table 9)
+  bandwidth  latency against the memory bandwidth left by a co-runner on the other core
+             (Figure 13, an emulation of a slower memory bus)
+  report     Markdown tables, JSON and SVG figures in DIR, and BENCHMARKS.md
+
+Uses only the standard library; the engine itself needs no Python.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("SCHEMAWEAVER_CACHE", Path.home() / ".cache" / "schemaweaver"))
+CLI = ROOT / "build" / "apps" / "cli" / "schemaweaver"
+MEMBW = ROOT / "build" / "bench" / "membw"
+DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
+CATEGORIES = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple"
+# Categories by role: the tuning set the design was adjusted on, and held-out data.
+GROUPS = {"tuning (simple_python, multiple)": ("simple_python", "multiple"),
+          "parallel (parallel, parallel_multiple)": ("parallel", "parallel_multiple"),
+          "held-out (live_simple, live_multiple)": ("live_simple", "live_multiple")}
+
+TABLE5_MODES = ["free", "constrained", "jump-forward", "speculative", "schemaweaver", "schemaweaver/read-only"]
+# The design steps one at a time (the paper's Table 7), then the argument set given (upper bound).
+# Provisional calls only exist for read-only tools, so they are the step that marks the tools so.
+ABLATION = [("jump-forward", "jump-forward (baseline)"),
+            ("schemaweaver/no-parallel/no-padding", "+ skeleton, values one branch at a time"),
+            ("schemaweaver/no-padding", "+ parallel values"),
+            ("schemaweaver", "+ padding by measured cost"),
+            ("schemaweaver/read-only", "+ provisional calls (tools read-only)"),
+            ("schemaweaver/given-args/read-only", "argument set given (upper bound)")]
+RSS_MODES = ["constrained", "jump-forward", "speculative", "schemaweaver"]
+BANDWIDTH_MODES = ["constrained", "jump-forward", "schemaweaver"]
+# One call through its phases (the paper's Table 8 example: 2 required arguments, 1 optional).
+EXAMPLE = {"tools": ROOT / "examples" / "traffic_tools.json", "read_only": "get_traffic_info",
+           "prompt": "How bad is the traffic from Oakland to San Jose if I leave at 17:30?"}
+EXAMPLE_MODES = ["constrained", "jump-forward", "schemaweaver"]
+
+
+def log(message):
+    print(f"[bench {datetime.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+
+def run(command, **kwargs):
+    log(" ".join(str(c) for c in command))
+    return subprocess.run([str(c) for c in command], check=True, **kwargs)
+
+
+def model_files(which):
+    models = sorted(p for p in (CACHE / "models").glob("*.gguf"))
+    if not models:
+        sys.exit("bench.py: no models in %s; run scripts/setup.sh first" % (CACHE / "models"))
+    if which == "default":
+        return [p for p in models if p.stem == DEFAULT_MODEL]
+    if which == "all":
+        return sorted(models, key=lambda p: p.stat().st_size)
+    wanted = which.split(",")
+    chosen = [p for p in models if p.stem in wanted]
+    if len(chosen) != len(wanted):
+        sys.exit("bench.py: unknown model in %s (have: %s)" % (which, ", ".join(p.stem for p in models)))
+    return chosen
+
+
+def machine():
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") *
+            os.sysconf("SC_PHYS_PAGES") / 2**30, 1), "kernel": platform.release()}
+
+
+def geomean(values):
+    values = [max(v, 1e-3) for v in values]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+# ---------------------------------------------------------------- stages
+
+
+def stage_costs(cfg, model, out):
+    path = out / f"costs-{model.stem}.json"
+    if path.exists():
+        return
+    result = run([CLI, "costs", "-m", model, "--rounds", cfg.rounds, "--json"], capture_output=True, text=True)
+    path.write_text(result.stdout)
+
+
+def modes_for(cfg, model, largest):
+    modes = list(TABLE5_MODES)
+    if model.stem == DEFAULT_MODEL or model == largest:
+        modes += [m for m, _ in ABLATION if m not in modes]
+    return modes
+
+
+def stage_modes(cfg, model, out, largest):
+    stem = out / f"modes-{model.stem}"
+    run([CLI, "bfcl", "-m", model, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES,
+         "--sample", cfg.sample, "--seed", 1, "--repeat", cfg.repeat, "--warmup", 1,
+         "--modes", ",".join(modes_for(cfg, model, largest)), "--out", f"{stem}.jsonl",
+         "--summary-json", f"{stem}.summary.json", "--resume"], stdout=open(f"{stem}.md", "w"))
+
+
+def stage_rss(cfg, model, out):
+    path = out / f"rss-{model.stem}.json"
+    if path.exists():
+        return
+    rss = {}
+    for mode in RSS_MODES:
+        summary = out / f"rss-{model.stem}-{mode}.tmp.json"
+        run([CLI, "bfcl", "-m", model, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES,
+             "--sample", cfg.rss_sample, "--warmup", 0, "--modes", mode, "--out", os.devnull,
+             "--summary-json", summary], stdout=subprocess.DEVNULL)
+        rss[mode] = json.loads(summary.read_text())["modes"][0]["peak_rss_kb"]
+        summary.unlink()
+    path.write_text(json.dumps({"cases": cfg.rss_sample, "peak_rss_kb": rss}, indent=2) + "\n")
+
+
+def stage_example(cfg, model, out):
+    path = out / f"example-{model.stem}.json"
+    if path.exists():
+        return
+    runs = {}
+    for mode in EXAMPLE_MODES:
+        result = run([CLI, "call", "-m", model, "--tools", EXAMPLE["tools"], "-p", EXAMPLE["prompt"],
+                      "--read-only", EXAMPLE["read_only"], "--mode", mode, "--json"],
+                     capture_output=True, text=True)
+        runs[mode] = json.loads(result.stdout)
+    path.write_text(json.dumps(runs, indent=2) + "\n")
+
+
+def probe_bandwidth(core):
+    result = run(["taskset", "-c", core, MEMBW, "probe", "--seconds", 2], capture_output=True, text=True)
+    return json.loads(result.stdout)["read_gb_per_s"]
+
+
+def stage_bandwidth(cfg, model, out):
+    """The engine on core 0 with one thread in every arm; a co-runner on core 1 takes a share
+    of the memory bus in all but the first arm."""
+    path = out / f"bandwidth-{model.stem}.json"
+    arms = json.loads(path.read_text()) if path.exists() else []
+    done = {a["intensity"] for a in arms}
+    for intensity in cfg.intensities:
+        if intensity in done:
+            continue
+        corunner = None
+        if intensity > 0:
+            corunner = subprocess.Popen(["taskset", "-c", "1", str(MEMBW), "load", "--intensity", str(intensity)])
+            time.sleep(1)
+        try:
+            gbps = probe_bandwidth(0)
+            stem = out / f"bandwidth-{model.stem}-{intensity}"
+            run(["taskset", "-c", "0", CLI, "bfcl", "-m", model, "-t", 1, "--data", CACHE / "data" / "bfcl",
+                 "--categories", CATEGORIES, "--sample", cfg.bandwidth_sample, "--warmup", 1,
+                 "--modes", ",".join(BANDWIDTH_MODES), "--out", f"{stem}.jsonl",
+                 "--summary-json", f"{stem}.summary.json", "--resume"], stdout=subprocess.DEVNULL)
+            summary = json.loads(Path(f"{stem}.summary.json").read_text())
+        finally:
+            if corunner:
+                corunner.terminate()
+                corunner.wait()
+        arms.append({"intensity": intensity, "read_gb_per_s": gbps,
+                     "latency_geomean_ms": {m["mode"]: m["latency_geomean_ms"] for m in summary["modes"]},
+                     "passes_per_call": {m["mode"]: m["passes_per_call"] for m in summary["modes"]}})
+        path.write_text(json.dumps(arms, indent=2) + "\n")
+
+
+# ---------------------------------------------------------------- report
+
+
+def read_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def summarise(lines):
+    """Per mode: correctness, latency geomean, passes per call, over the given lines."""
+    modes = {}
+    for line in lines:
+        modes.setdefault(line["mode"], []).append(line)
+    out = {}
+    for mode, rows in modes.items():
+        timed = [r for r in rows if not r.get("not_run")]
+        out[mode] = {"cases": len(rows), "correct": sum(bool(r.get("valid")) for r in rows),
+                     "latency": geomean([r["latency_ms"] for r in timed]),
+                     "passes": sum(r["stats"]["call_passes"] for r in timed) / max(len(timed), 1)}
+    return out
+
+
+def fmt(value, digits=1):
+    return f"{value:.{digits}f}"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def svg_bars(title, groups, series, values, ylabel, path, reference=None):
+    """Grouped bars: values[series][group]."""
+    width, height, left, bottom, top = 760, 360, 60, 60, 40
+    plot_w, plot_h = width - left - 160, height - top - bottom
+    vmax = max([v for s in series for v in values[s] if v is not None] + [reference or 0, 1e-9]) * 1.1
+    colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+             f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="black"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="black"/>',
+             f'<text x="15" y="{top + plot_h / 2}" transform="rotate(-90 15 {top + plot_h / 2})" text-anchor="middle">{ylabel}</text>']
+    for i in range(5):
+        v = vmax * i / 4
+        y = top + plot_h - plot_h * i / 4
+        parts.append(f'<text x="{left - 5}" y="{y + 4}" text-anchor="end">{v:.3g}</text>')
+        parts.append(f'<line x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}" stroke="#ddd"/>')
+    if reference:
+        y = top + plot_h - plot_h * reference / vmax
+        parts.append(f'<line x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}" stroke="black" stroke-dasharray="4"/>')
+    group_w = plot_w / max(len(groups), 1)
+    bar_w = group_w * 0.8 / max(len(series), 1)
+    for g, group in enumerate(groups):
+        parts.append(f'<text x="{left + group_w * (g + 0.5)}" y="{top + plot_h + 18}" text-anchor="middle">{group}</text>')
+        for s, name in enumerate(series):
+            v = values[name][g]
+            if v is None:
+                continue
+            h = plot_h * v / vmax
+            x = left + group_w * g + group_w * 0.1 + bar_w * s
+            parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" fill="{colors[s % len(colors)]}"/>')
+    for s, name in enumerate(series):
+        y = top + 10 + 18 * s
+        parts.append(f'<rect x="{left + plot_w + 15}" y="{y}" width="12" height="12" fill="{colors[s % len(colors)]}"/>')
+        parts.append(f'<text x="{left + plot_w + 32}" y="{y + 10}">{name}</text>')
+    parts.append("</svg>")
+    Path(path).write_text("\n".join(parts) + "\n")
+
+
+def svg_stacked(title, bars, layers, values, ylabel, path):
+    """One bar per entry of `bars`, stacked from values[layer][bar]."""
+    series_values = {layer: values[layer] for layer in layers}
+    width, height, left, bottom, top = 760, 360, 60, 60, 40
+    plot_w, plot_h = width - left - 160, height - top - bottom
+    totals = [sum(values[layer][b] for layer in layers) for b in range(len(bars))]
+    vmax = max(totals + [1e-9]) * 1.1
+    colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1"]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+             f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="black"/>',
+             f'<text x="15" y="{top + plot_h / 2}" transform="rotate(-90 15 {top + plot_h / 2})" text-anchor="middle">{ylabel}</text>']
+    for i in range(5):
+        v = vmax * i / 4
+        y = top + plot_h - plot_h * i / 4
+        parts.append(f'<text x="{left - 5}" y="{y + 4}" text-anchor="end">{v:.3g}</text>')
+        parts.append(f'<line x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}" stroke="#ddd"/>')
+    bar_w = plot_w / max(len(bars), 1)
+    for b, bar in enumerate(bars):
+        base = 0.0
+        x = left + bar_w * b + bar_w * 0.2
+        for l, layer in enumerate(layers):
+            v = series_values[layer][b]
+            h = plot_h * v / vmax
+            y = top + plot_h - plot_h * base / vmax - h
+            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w * 0.6:.1f}" height="{h:.1f}" fill="{colors[l % len(colors)]}"/>')
+            base += v
+        parts.append(f'<text x="{x + bar_w * 0.3}" y="{top + plot_h + 18}" text-anchor="middle">{bar}</text>')
+    for l, layer in enumerate(layers):
+        y = top + 10 + 18 * l
+        parts.append(f'<rect x="{left + plot_w + 15}" y="{y}" width="12" height="12" fill="{colors[l % len(colors)]}"/>')
+        parts.append(f'<text x="{left + plot_w + 32}" y="{y + 10}">{layer}</text>')
+    parts.append("</svg>")
+    Path(path).write_text("\n".join(parts) + "\n")
+
+
+def svg_lines(title, xs, series, xlabel, ylabel, path):
+    """Lines through (xs[i], series[name][i])."""
+    width, height, left, bottom, top = 760, 360, 70, 60, 40
+    plot_w, plot_h = width - left - 170, height - top - bottom
+    xmin, xmax = min(xs), max(xs)
+    xmax = xmax if xmax > xmin else xmin + 1
+    ymax = max([v for vs in series.values() for v in vs] + [1e-9]) * 1.1
+    colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2"]
+    X = lambda x: left + plot_w * (x - xmin) / (xmax - xmin)
+    Y = lambda y: top + plot_h - plot_h * y / ymax
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+             f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="black"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="black"/>',
+             f'<text x="{left + plot_w / 2}" y="{height - 15}" text-anchor="middle">{xlabel}</text>',
+             f'<text x="15" y="{top + plot_h / 2}" transform="rotate(-90 15 {top + plot_h / 2})" text-anchor="middle">{ylabel}</text>']
+    for i in range(5):
+        v = ymax * i / 4
+        parts.append(f'<text x="{left - 5}" y="{Y(v) + 4}" text-anchor="end">{v:.3g}</text>')
+        parts.append(f'<line x1="{left}" y1="{Y(v)}" x2="{left + plot_w}" y2="{Y(v)}" stroke="#ddd"/>')
+    for x in xs:
+        parts.append(f'<text x="{X(x)}" y="{top + plot_h + 18}" text-anchor="middle">{x:.3g}</text>')
+    for s, (name, vs) in enumerate(series.items()):
+        color = colors[s % len(colors)]
+        points = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in zip(xs, vs))
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"/>')
+        parts += [f'<circle cx="{X(x):.1f}" cy="{Y(y):.1f}" r="3" fill="{color}"/>' for x, y in zip(xs, vs)]
+        y = top + 10 + 18 * s
+        parts.append(f'<rect x="{left + plot_w + 15}" y="{y}" width="12" height="12" fill="{color}"/>')
+        parts.append(f'<text x="{left + plot_w + 32}" y="{y + 10}">{name}</text>')
+    parts.append("</svg>")
+    Path(path).write_text("\n".join(parts) + "\n")
+
+
+def report(cfg, models, out, command):
+    info = machine()
+    sections = []
+    data = {"machine": info, "date": f"{datetime.date.today()}", "command": command, "models": {}}
+    sections.append(f"Command: `{command}`  \nMachine: {info['cpu']}, {info['cores']} cores, "
+                    f"{info['memory_gib']} GiB, Linux {info['kernel']}; no GPU.  \n"
+                    f"Date: {datetime.date.today()}. Greedy decoding. Sample: {cfg.sample} BFCL v4 cases "
+                    f"from {CATEGORIES.replace(',', ', ')}, even over required-argument counts 1, 2, 3, 4+ "
+                    f"(seed 1); modes interleaved case by case in one process after a warm-up case; "
+                    f"{cfg.repeat} repetition(s) per case and mode, geometric mean over the repetitions, "
+                    f"then over the cases; speedups are ratios of these means.\n")
+
+    # Table 2
+    rows = []
+    for m in models:
+        path = out / f"costs-{m.stem}.json"
+        if path.exists():
+            ms = json.loads(path.read_text())["pass_ms_by_tokens"]
+            rows.append([m.stem, fmt(ms[0])] + [fmt(v / ms[0], 2) + "x" for v in ms])
+            data["models"].setdefault(m.stem, {})["pass_ms_by_tokens"] = ms
+    if rows:
+        sections.append("## Table 2: cost of a pass by the tokens it carries\n\n"
+                        "Median of interleaved rounds after a 256-token context (`schemaweaver costs`), "
+                        "relative to a pass carrying one token.\n\n" +
+                        table(["model", "1 token (ms)"] + [f"{n}" for n in range(1, len(rows[0]) - 1)], rows))
+
+    for m in models:
+        summary_path = out / f"modes-{m.stem}.summary.json"
+        if not summary_path.exists():
+            continue
+        summary = json.loads(summary_path.read_text())
+        lines = read_lines(out / f"modes-{m.stem}.jsonl")
+        modes = {s["mode"]: s for s in summary["modes"]}
+        base = modes.get("constrained")
+        weight_gb = summary.get("weight_bytes", 0) / 1e9
+        data["models"].setdefault(m.stem, {})["modes"] = modes
+        rows = []
+        for name in TABLE5_MODES:
+            s = modes.get(name)
+            if not s:
+                continue
+            rng = f"{s['latency_min_ms']:.0f} / {s['latency_median_ms']:.0f} / {s['latency_max_ms']:.0f}"
+            speed = base["latency_geomean_ms"] / s["latency_geomean_ms"] if base else 0
+            drafts = (f"{100 * s['accepted_draft_tokens'] / s['draft_tokens']:.0f} %"
+                      if s.get("draft_tokens") else "")
+            rows.append([name, f"{s['correct']}/{s['cases']}", f"{100 * s['schema_valid']:.0f} %",
+                         fmt(s["latency_geomean_ms"]), rng, f"{speed:.2f}x", fmt(s["passes_per_call"]),
+                         fmt(s["tokens_per_pass"], 2), fmt(s["passes_per_call"] * weight_gb, 2), drafts])
+        sections.append(f"## {m.stem}\n\nModel: {summary.get('model_description', '')}, "
+                        f"{summary.get('weight_bytes', 0) / 2**20:.0f} MiB of weights; "
+                        f"{summary['threads']} threads; {summary['llama']}.\n\n"
+                        "### Table 5: modes\n\nTool-call latency: from the end of the prompt prefill until "
+                        "every call of the turn can be executed. Weight GB streamed per call = passes x weight "
+                        "bytes, a proxy for energy (energy itself cannot be measured here).\n\n" +
+                        table(["mode", "correct", "schema-valid", "latency geomean (ms)", "min / median / max",
+                               "vs constrained", "passes/call", "tokens/pass", "weight GB/call", "drafts taken"],
+                              rows))
+        # By category group.
+        rows = []
+        for group, cats in GROUPS.items():
+            per_mode = summarise([l for l in lines if l["category"] in cats])
+            if "constrained" not in per_mode:
+                continue
+            b = per_mode["constrained"]
+            for name in TABLE5_MODES:
+                if name in per_mode:
+                    s = per_mode[name]
+                    rows.append([group, name, f"{s['correct']}/{s['cases']}", fmt(s["latency"]),
+                                 f"{b['latency'] / s['latency']:.2f}x", fmt(s["passes"])])
+        sections.append("By category group (the design was tuned on simple_python and multiple only):\n\n" +
+                        table(["categories", "mode", "correct", "latency geomean (ms)", "vs constrained",
+                               "passes/call"], rows))
+        # Table 7
+        if all(mode in modes for mode, _ in ABLATION):
+            jf = modes["jump-forward"]["latency_geomean_ms"]
+            rows = [[label, f"`{mode}`", f"{modes[mode]['correct']}/{modes[mode]['cases']}",
+                     fmt(modes[mode]["latency_geomean_ms"]), f"{jf / modes[mode]['latency_geomean_ms']:.2f}x",
+                     fmt(modes[mode]["passes_per_call"])] for mode, label in ABLATION]
+            sections.append("### Table 7: ablation, one design step at a time\n\n" +
+                            table(["step", "mode", "correct", "latency geomean (ms)", "vs jump-forward",
+                                   "passes/call"], rows))
+        # Table 8 and Figure 11
+        sw_lines = [l for l in lines if l["mode"] == "schemaweaver" and not l.get("not_run")]
+        if sw_lines:
+            phases = {}
+            for l in sw_lines:
+                for p in l["stats"]["phases"]:
+                    acc = phases.setdefault(p["name"], [0, 0, 0.0])
+                    acc[0] += p["passes"]
+                    acc[1] += p["tokens"]
+                    acc[2] += p["ms"]
+            n = len(sw_lines)
+            finals = [e["at_ms"] for l in sw_lines for e in l["events"] if e["kind"] == "final"]
+            provisional = [e["at_ms"] for l in lines if l["mode"] == "schemaweaver/read-only"
+                           for e in l["events"] if e["kind"] == "provisional"]
+            rows = [[name, fmt(v[0] / n), fmt(v[1] / n), fmt(v[2] / n)] for name, v in phases.items()]
+            sections.append("### Table 8: SchemaWeaver's phases (mean per case)\n\n" + table(
+                ["phase", "passes", "tokens", "ms"], rows) +
+                f"\nCalls emitted: final calls at {fmt(geomean(finals))} ms (geomean of {len(finals)}), "
+                f"provisional calls (read-only run) at {fmt(geomean(provisional))} ms (geomean of "
+                f"{len(provisional)}).\n")
+            data["models"][m.stem]["phases"] = {k: [v[0] / n, v[1] / n, v[2] / n] for k, v in phases.items()}
+        # Figure 12
+        buckets = ["1", "2", "3", "4+"]
+        series = [s for s in ("jump-forward", "speculative", "schemaweaver", "schemaweaver/read-only") if s in modes]
+        if base and series:
+            values = {s: [(base["latency_by_arguments"][b]["latency_geomean_ms"] /
+                           modes[s]["latency_by_arguments"][b]["latency_geomean_ms"])
+                          if b in modes[s]["latency_by_arguments"] and b in base["latency_by_arguments"] else None
+                          for b in buckets] for s in series}
+            svg_bars(f"Speedup over constrained decoding by required arguments ({m.stem})", buckets, series,
+                     values, "speedup (x)", out / f"fig12-{m.stem}.svg", reference=1.0)
+            sections.append(f"### Figure 12: speedup by number of required arguments\n\n![](fig12-{m.stem}.svg)\n")
+
+    # Table 8: one call through its phases
+    for m in models:
+        path = out / f"example-{m.stem}.json"
+        if not path.exists():
+            continue
+        runs = json.loads(path.read_text())
+        rows = []
+        for mode, r in runs.items():
+            for p in r["stats"]["phases"]:
+                rows.append([mode, p["name"], p["passes"], p["tokens"], fmt(p["ms"])])
+            for e in r["events"]:
+                rows.append([mode, f"{e['kind']} call emitted", "", "", fmt(e["at_ms"])])
+            rows.append([mode, "call executable / answer done", "", "",
+                         f"{fmt(r['stats']['executable_ms'])} / {fmt(r['stats']['call_ms'])}"])
+        call = runs["schemaweaver"]["calls"]
+        sections.append(f"## Table 8: one call through its phases ({m.stem})\n\nRequest: \"{EXAMPLE['prompt']}\" "
+                        f"with `{EXAMPLE['tools'].relative_to(ROOT)}` (`{EXAMPLE['read_only']}` read-only). "
+                        f"SchemaWeaver's call: `{json.dumps(call)}`.\n\n" +
+                        table(["mode", "phase / event", "passes", "tokens", "ms"], rows))
+
+    # Figure 11 across models
+    phase_models = [m.stem for m in models if "phases" in data["models"].get(m.stem, {})]
+    if phase_models:
+        layers = ["name", "skeleton", "values", "write-back", "optional"]
+        values = {layer: [data["models"][m]["phases"].get(layer, [0, 0, 0])[2] for m in phase_models] for layer in layers}
+        svg_stacked("SchemaWeaver: mean time per phase of a turn", phase_models, layers, values, "ms",
+                    out / "fig11-phases.svg")
+        sections.append("## Figure 11: latency by phase\n\n![](fig11-phases.svg)\n")
+
+    # Table 9
+    rows = []
+    for m in models:
+        path = out / f"rss-{m.stem}.json"
+        if path.exists():
+            rss = json.loads(path.read_text())["peak_rss_kb"]
+            base = rss.get("constrained", 0)
+            rows.append([m.stem] + [f"{rss[mode] / 1024:.1f} ({(rss[mode] - base) / 1024:+.1f})" for mode in RSS_MODES])
+    if rows:
+        sections.append("## Table 9: peak resident memory (MiB; difference from constrained)\n\n"
+                        f"One process per mode, {cfg.rss_sample} BFCL cases each (VmHWM).\n\n" +
+                        table(["model"] + RSS_MODES, rows))
+
+    # Figure 13
+    for m in models:
+        path = out / f"bandwidth-{m.stem}.json"
+        if not path.exists():
+            continue
+        arms = sorted(json.loads(path.read_text()), key=lambda a: -a["read_gb_per_s"])
+        xs = [a["read_gb_per_s"] for a in arms]
+        lat = {mode: [a["latency_geomean_ms"][mode] for a in arms] for mode in BANDWIDTH_MODES}
+        speed = {f"{mode} vs constrained": [a["latency_geomean_ms"]["constrained"] / a["latency_geomean_ms"][mode]
+                                            for a in arms] for mode in BANDWIDTH_MODES[1:]}
+        svg_lines(f"Latency against available memory bandwidth ({m.stem}, 1 thread)", xs, lat,
+                  "read bandwidth left by the co-runner (GB/s)", "latency geomean (ms)", out / f"fig13-latency-{m.stem}.svg")
+        svg_lines(f"Speedup against available memory bandwidth ({m.stem}, 1 thread)", xs, speed,
+                  "read bandwidth left by the co-runner (GB/s)", "speedup (x)", out / f"fig13-speedup-{m.stem}.svg")
+        rows = [[a["intensity"], fmt(a["read_gb_per_s"], 2)] + [fmt(a["latency_geomean_ms"][mode]) for mode in BANDWIDTH_MODES] +
+                [f"{a['latency_geomean_ms']['constrained'] / a['latency_geomean_ms']['schemaweaver']:.2f}x"] for a in arms]
+        sections.append(f"## Figure 13: memory bandwidth ({m.stem})\n\nAn emulation: this machine's memory clock "
+                        "cannot be changed, so a co-runner on the other core copies between buffers far larger "
+                        "than the caches for a share of every 10 ms (the intensity), and a probe measures the read "
+                        "bandwidth left to the engine's core. The engine runs with one thread on core 0 in every "
+                        f"arm, the unloaded one included. {cfg.bandwidth_sample} cases.\n\n" +
+                        table(["co-runner intensity", "read GB/s"] + [f"{mode} (ms)" for mode in BANDWIDTH_MODES] +
+                              ["schemaweaver vs constrained"], rows) +
+                        f"\n![](fig13-latency-{m.stem}.svg)\n![](fig13-speedup-{m.stem}.svg)\n")
+
+    text = "# Benchmarks\n\n" + "\n".join(sections)
+    (out / "report.md").write_text(text)
+    (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
+    return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="the default model, a small sample: under 10 minutes")
+    parser.add_argument("--models", default=None, help="default, all, or model names (default: all; --quick: default)")
+    parser.add_argument("--out", default=None, help="results folder (default bench/results/<date>[-quick])")
+    parser.add_argument("--stages", default="costs,modes,example,rss,bandwidth,report")
+    parser.add_argument("--sample", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--publish", action="store_true", help="copy the report to BENCHMARKS.md")
+    cfg = parser.parse_args()
+    quick = cfg.quick
+    cfg.models = cfg.models or ("default" if quick else "all")
+    cfg.sample = cfg.sample or (12 if quick else 100)
+    cfg.repeat = cfg.repeat or (1 if quick else 2)
+    cfg.rounds = 5 if quick else 9
+    cfg.rss_sample = 3 if quick else 8
+    cfg.bandwidth_sample = 6 if quick else 24
+    cfg.intensities = [0.0, 1.0] if quick else [0.0, 0.25, 0.5, 1.0]
+    out = Path(cfg.out or ROOT / "bench" / "results" / f"{datetime.date.today()}{'-quick' if quick else ''}")
+    out.mkdir(parents=True, exist_ok=True)
+    for tool in (CLI, MEMBW):
+        if not tool.exists():
+            sys.exit(f"bench.py: {tool} is missing; run scripts/setup.sh first")
+    models = model_files(cfg.models)
+    largest = max(models, key=lambda p: p.stat().st_size)
+    stages = cfg.stages.split(",")
+    started = time.time()
+    for m in models:
+        for stage in stages:
+            if stage == "costs":
+                stage_costs(cfg, m, out)
+            elif stage == "modes":
+                stage_modes(cfg, m, out, largest)
+            elif stage == "rss":
+                stage_rss(cfg, m, out)
+            elif stage == "example":
+                stage_example(cfg, m, out)
+            elif stage == "bandwidth" and (m == largest):
+                stage_bandwidth(cfg, m, out)
+        log(f"{m.stem} done, {(time.time() - started) / 60:.1f} min elapsed")
+    if "report" in stages:
+        command = "python3 scripts/bench.py " + " ".join(sys.argv[1:])
+        text = report(cfg, models, out, command.strip())
+        if cfg.publish:
+            rel = os.path.relpath(out, ROOT)
+            (ROOT / "BENCHMARKS.md").write_text(text.replace("](", f"]({rel}/"))
+        log(f"report: {out / 'report.md'}")
+
+
+if __name__ == "__main__":
+    main()
