@@ -218,112 +218,98 @@ def table(header, rows):
     return "\n".join(lines) + "\n"
 
 
+COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
+
+
+class Plot:
+    """An SVG chart: title, axes with a y grid from 0 to ymax, a legend on the right."""
+    WIDTH, HEIGHT, LEFT, TOP, BOTTOM, RIGHT = 760, 360, 70, 40, 60, 170
+
+    def __init__(self, title, ylabel, ymax, xlabel=""):
+        self.plot_w = self.WIDTH - self.LEFT - self.RIGHT
+        self.plot_h = self.HEIGHT - self.TOP - self.BOTTOM
+        self.ymax = max(ymax, 1e-9) * 1.1
+        left, top, w, h = self.LEFT, self.TOP, self.plot_w, self.plot_h
+        self.parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.WIDTH}" height="{self.HEIGHT}" '
+            'font-family="sans-serif" font-size="12">',
+            f'<text x="{self.WIDTH / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+            f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" stroke="black"/>',
+            f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + h}" stroke="black"/>',
+            f'<text x="{left + w / 2}" y="{self.HEIGHT - 15}" text-anchor="middle">{xlabel}</text>',
+            f'<text x="15" y="{top + h / 2}" transform="rotate(-90 15 {top + h / 2})" text-anchor="middle">{ylabel}</text>']
+        for i in range(5):
+            v = self.ymax * i / 4
+            self.parts.append(f'<text x="{left - 5}" y="{self.y(v) + 4}" text-anchor="end">{v:.3g}</text>')
+            self.parts.append(f'<line x1="{left}" y1="{self.y(v)}" x2="{left + w}" y2="{self.y(v)}" stroke="#ddd"/>')
+
+    def y(self, value):
+        return self.TOP + self.plot_h - self.plot_h * value / self.ymax
+
+    def x_label(self, x, text):
+        self.parts.append(f'<text x="{x:.1f}" y="{self.TOP + self.plot_h + 18}" text-anchor="middle">{text}</text>')
+
+    def rect(self, x, width, low, high, color):
+        self.parts.append(f'<rect x="{x:.1f}" y="{self.y(high):.1f}" width="{width:.1f}" '
+                          f'height="{self.y(low) - self.y(high):.1f}" fill="{color}"/>')
+
+    def hline(self, value):
+        self.parts.append(f'<line x1="{self.LEFT}" y1="{self.y(value)}" x2="{self.LEFT + self.plot_w}" '
+                          f'y2="{self.y(value)}" stroke="black" stroke-dasharray="4"/>')
+
+    def save(self, names, path):
+        for i, name in enumerate(names):
+            y = self.TOP + 10 + 18 * i
+            x = self.LEFT + self.plot_w + 15
+            self.parts.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>')
+            self.parts.append(f'<text x="{x + 17}" y="{y + 10}">{name}</text>')
+        Path(path).write_text("\n".join(self.parts + ["</svg>"]) + "\n")
+
+
 def svg_bars(title, groups, series, values, ylabel, path, reference=None):
-    """Grouped bars: values[series][group]."""
-    width, height, left, bottom, top = 760, 360, 60, 60, 40
-    plot_w, plot_h = width - left - 160, height - top - bottom
-    vmax = max([v for s in series for v in values[s] if v is not None] + [reference or 0, 1e-9]) * 1.1
-    colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-             f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
-             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="black"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="black"/>',
-             f'<text x="15" y="{top + plot_h / 2}" transform="rotate(-90 15 {top + plot_h / 2})" text-anchor="middle">{ylabel}</text>']
-    for i in range(5):
-        v = vmax * i / 4
-        y = top + plot_h - plot_h * i / 4
-        parts.append(f'<text x="{left - 5}" y="{y + 4}" text-anchor="end">{v:.3g}</text>')
-        parts.append(f'<line x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}" stroke="#ddd"/>')
+    """Grouped bars: values[series][group] (None: no bar); a dashed line at `reference`."""
+    plot = Plot(title, ylabel, max([v for s in series for v in values[s] if v is not None] + [reference or 0]))
     if reference:
-        y = top + plot_h - plot_h * reference / vmax
-        parts.append(f'<line x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}" stroke="black" stroke-dasharray="4"/>')
-    group_w = plot_w / max(len(groups), 1)
+        plot.hline(reference)
+    group_w = plot.plot_w / max(len(groups), 1)
     bar_w = group_w * 0.8 / max(len(series), 1)
     for g, group in enumerate(groups):
-        parts.append(f'<text x="{left + group_w * (g + 0.5)}" y="{top + plot_h + 18}" text-anchor="middle">{group}</text>')
+        plot.x_label(plot.LEFT + group_w * (g + 0.5), group)
         for s, name in enumerate(series):
-            v = values[name][g]
-            if v is None:
-                continue
-            h = plot_h * v / vmax
-            x = left + group_w * g + group_w * 0.1 + bar_w * s
-            parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" fill="{colors[s % len(colors)]}"/>')
-    for s, name in enumerate(series):
-        y = top + 10 + 18 * s
-        parts.append(f'<rect x="{left + plot_w + 15}" y="{y}" width="12" height="12" fill="{colors[s % len(colors)]}"/>')
-        parts.append(f'<text x="{left + plot_w + 32}" y="{y + 10}">{name}</text>')
-    parts.append("</svg>")
-    Path(path).write_text("\n".join(parts) + "\n")
+            if values[name][g] is not None:
+                x = plot.LEFT + group_w * (g + 0.1) + bar_w * s
+                plot.rect(x, bar_w, 0, values[name][g], COLORS[s % len(COLORS)])
+    plot.save(series, path)
 
 
 def svg_stacked(title, bars, layers, values, ylabel, path):
     """One bar per entry of `bars`, stacked from values[layer][bar]."""
-    series_values = {layer: values[layer] for layer in layers}
-    width, height, left, bottom, top = 760, 360, 60, 60, 40
-    plot_w, plot_h = width - left - 160, height - top - bottom
-    totals = [sum(values[layer][b] for layer in layers) for b in range(len(bars))]
-    vmax = max(totals + [1e-9]) * 1.1
-    colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1"]
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-             f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
-             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="black"/>',
-             f'<text x="15" y="{top + plot_h / 2}" transform="rotate(-90 15 {top + plot_h / 2})" text-anchor="middle">{ylabel}</text>']
-    for i in range(5):
-        v = vmax * i / 4
-        y = top + plot_h - plot_h * i / 4
-        parts.append(f'<text x="{left - 5}" y="{y + 4}" text-anchor="end">{v:.3g}</text>')
-        parts.append(f'<line x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}" stroke="#ddd"/>')
-    bar_w = plot_w / max(len(bars), 1)
+    plot = Plot(title, ylabel, max(sum(values[layer][b] for layer in layers) for b in range(len(bars))))
+    bar_w = plot.plot_w / max(len(bars), 1)
     for b, bar in enumerate(bars):
+        x = plot.LEFT + bar_w * (b + 0.2)
         base = 0.0
-        x = left + bar_w * b + bar_w * 0.2
         for l, layer in enumerate(layers):
-            v = series_values[layer][b]
-            h = plot_h * v / vmax
-            y = top + plot_h - plot_h * base / vmax - h
-            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w * 0.6:.1f}" height="{h:.1f}" fill="{colors[l % len(colors)]}"/>')
-            base += v
-        parts.append(f'<text x="{x + bar_w * 0.3}" y="{top + plot_h + 18}" text-anchor="middle">{bar}</text>')
-    for l, layer in enumerate(layers):
-        y = top + 10 + 18 * l
-        parts.append(f'<rect x="{left + plot_w + 15}" y="{y}" width="12" height="12" fill="{colors[l % len(colors)]}"/>')
-        parts.append(f'<text x="{left + plot_w + 32}" y="{y + 10}">{layer}</text>')
-    parts.append("</svg>")
-    Path(path).write_text("\n".join(parts) + "\n")
+            plot.rect(x, bar_w * 0.6, base, base + values[layer][b], COLORS[l % len(COLORS)])
+            base += values[layer][b]
+        plot.x_label(x + bar_w * 0.3, bar)
+    plot.save(layers, path)
 
 
 def svg_lines(title, xs, series, xlabel, ylabel, path):
     """Lines through (xs[i], series[name][i])."""
-    width, height, left, bottom, top = 760, 360, 70, 60, 40
-    plot_w, plot_h = width - left - 170, height - top - bottom
+    plot = Plot(title, ylabel, max(v for vs in series.values() for v in vs), xlabel)
     xmin, xmax = min(xs), max(xs)
-    xmax = xmax if xmax > xmin else xmin + 1
-    ymax = max([v for vs in series.values() for v in vs] + [1e-9]) * 1.1
-    colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2"]
-    X = lambda x: left + plot_w * (x - xmin) / (xmax - xmin)
-    Y = lambda y: top + plot_h - plot_h * y / ymax
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-             f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
-             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="black"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="black"/>',
-             f'<text x="{left + plot_w / 2}" y="{height - 15}" text-anchor="middle">{xlabel}</text>',
-             f'<text x="15" y="{top + plot_h / 2}" transform="rotate(-90 15 {top + plot_h / 2})" text-anchor="middle">{ylabel}</text>']
-    for i in range(5):
-        v = ymax * i / 4
-        parts.append(f'<text x="{left - 5}" y="{Y(v) + 4}" text-anchor="end">{v:.3g}</text>')
-        parts.append(f'<line x1="{left}" y1="{Y(v)}" x2="{left + plot_w}" y2="{Y(v)}" stroke="#ddd"/>')
+    span = xmax - xmin if xmax > xmin else 1.0
+    X = lambda x: plot.LEFT + plot.plot_w * (x - xmin) / span
     for x in xs:
-        parts.append(f'<text x="{X(x)}" y="{top + plot_h + 18}" text-anchor="middle">{x:.3g}</text>')
-    for s, (name, vs) in enumerate(series.items()):
-        color = colors[s % len(colors)]
-        points = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in zip(xs, vs))
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"/>')
-        parts += [f'<circle cx="{X(x):.1f}" cy="{Y(y):.1f}" r="3" fill="{color}"/>' for x, y in zip(xs, vs)]
-        y = top + 10 + 18 * s
-        parts.append(f'<rect x="{left + plot_w + 15}" y="{y}" width="12" height="12" fill="{color}"/>')
-        parts.append(f'<text x="{left + plot_w + 32}" y="{y + 10}">{name}</text>')
-    parts.append("</svg>")
-    Path(path).write_text("\n".join(parts) + "\n")
+        plot.x_label(X(x), f"{x:.3g}")
+    for s, vs in enumerate(series.values()):
+        color = COLORS[s % len(COLORS)]
+        points = " ".join(f"{X(x):.1f},{plot.y(y):.1f}" for x, y in zip(xs, vs))
+        plot.parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"/>')
+        plot.parts += [f'<circle cx="{X(x):.1f}" cy="{plot.y(y):.1f}" r="3" fill="{color}"/>' for x, y in zip(xs, vs)]
+    plot.save(list(series), path)
 
 
 def report(cfg, models, out, command):
