@@ -50,6 +50,8 @@ install_system_packages() {
   [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
   [ -f /usr/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
   [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+  [ -f /usr/include/httplib.h ] || need+=(libcpp-httplib-dev)
+  command -v pkg-config >/dev/null || need+=(pkg-config)
   command -v pip3 >/dev/null || command -v pip >/dev/null || need+=(python3-pip)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing Debian packages: ${need[*]}"
@@ -184,10 +186,23 @@ install_bfcl() {
   log "BFCL v4 data ready in $out"
 }
 
+# Real peers for the tests, from PyPI, in a virtual environment of their own: the official
+# OpenAI client (against `serve`) and an MCP server (for `agent`).
+TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19"
+install_test_peers() {
+  local venv="$CACHE/venv"
+  if [ -f "$venv/.complete" ] && [ "$(cat "$venv/.complete")" = "$TEST_PEERS" ]; then return; fi
+  log "installing test peers into $venv: $TEST_PEERS"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || die "could not create a Python virtual environment (Debian: apt-get install python3-venv)"
+  "$venv/bin/pip" install -q $TEST_PEERS >/dev/null || die "could not install $TEST_PEERS from PyPI"
+  echo "$TEST_PEERS" > "$venv/.complete"
+}
+
 build_project() {
   log "building the project in $BUILD_DIR"
   local type=Release; [ "$SANITIZE" = ON ] && type=RelWithDebInfo
-  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" \
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" -DSW_PYTHON="$CACHE/venv/bin/python" \
     -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
@@ -196,6 +211,7 @@ install_system_packages
 build_llama
 install_models
 install_bfcl
+install_test_peers
 if [ "$BUILD_PROJECT" = 1 ]; then build_project; fi
 log "llama.cpp: $(llama_prefix)/install; models: $CACHE/models; BFCL data: $CACHE/data/bfcl"
 if [ "$DEMO" = 1 ]; then

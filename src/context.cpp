@@ -66,6 +66,7 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
     }
   }
   check_room(tokens.size());
+  if (interrupt_ && interrupt_()) throw Cancelled("the call was cancelled");
   int rc = llama_decode(ctx_, batch_);
   if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ") " + llama_last_errors());
   last_pass_start_ = history_.size();

@@ -6,6 +6,7 @@
 // with a branch only tags its cells and branches of different lengths go through one pass.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <llama.h>
@@ -71,6 +72,9 @@ class Context {
   // Removes a sequence's cells from positions `from` on (cells shared with others stay).
   void drop(llama_seq_id sequence, llama_pos from = 0);
 
+  // Asked before every pass; when it returns true, the pass throws Cancelled instead.
+  void set_interrupt(std::function<bool()> interrupt) { interrupt_ = std::move(interrupt); }
+
   void clear();
   int size() const { return n_ctx_; }
   int batch_limit() const { return n_batch_; }
@@ -88,6 +92,7 @@ class Context {
   int n_batch_ = 0;
   int sequences_ = kSequences;
   std::vector<llama_token> history_;
+  std::function<bool()> interrupt_;
   // The last pass's tokens of sequence 0: the position of the first, and per token the batch
   // index of its logits (-1 if not kept). Logits of earlier passes are gone.
   size_t last_pass_start_ = 0;

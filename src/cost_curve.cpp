@@ -3,11 +3,14 @@
 #include "context.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+
+#include <unistd.h>
 
 namespace sw {
 namespace {
@@ -107,8 +110,16 @@ CostCurve cached_cost_curve(Context& context, const Model::Impl& model) {
   CostCurve curve = measure_cost_curve(context, model);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::ofstream out(path);
-  if (out) out << curve.to_json().dump(1) << "\n";
+  // Written aside and renamed, so that a reader (another session, another process) never sees
+  // half a file.
+  std::string partial = path + ".partial-" + std::to_string(::getpid()) + "-" +
+                        std::to_string(reinterpret_cast<uintptr_t>(&context));
+  {
+    std::ofstream out(partial);
+    if (out) out << curve.to_json().dump(1) << "\n";
+  }
+  std::filesystem::rename(partial, path, ec);
+  if (ec) std::filesystem::remove(partial, ec);
   return curve;
 }
 

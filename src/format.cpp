@@ -99,6 +99,18 @@ std::string CallFormat::system_prompt(const std::vector<ToolSpec>& tools,
   return json_prompt(tools, user_system);
 }
 
+std::string CallFormat::calls_text(const std::vector<ToolCall>& calls) const {
+  std::string text = opener;
+  for (size_t i = 0; i < calls.size(); ++i) text += (i ? separator : "") + call_text(calls[i]);
+  return text + closer;
+}
+
+std::pair<std::string, std::string> CallFormat::tool_result(const std::string& content) const {
+  // Qwen2.5's template hands results back in the user's turn, each in a <tool_response> block.
+  if (name == "hermes") return {"user", "<tool_response>\n" + content + "\n</tool_response>"};
+  return {"tool", content};
+}
+
 std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
   // Models sometimes drop their tags and write the bare JSON: accept that too.
   std::vector<std::string> blocks = block_tag.empty() ? std::vector<std::string>{} : tagged_blocks(text, block_tag);

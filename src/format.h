@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schemaweaver/tools.h"
@@ -19,6 +20,13 @@ struct CallFormat {
   // The system message that lists the tools, as the model was trained to read them.
   // `user_system` is the caller's own system message ("" if none).
   std::string system_prompt(const std::vector<ToolSpec>& tools, const std::string& user_system) const;
+
+  // The text of a turn that made these calls, as the model writes it.
+  std::string calls_text(const std::vector<ToolCall>& calls) const;
+  // A tool's result as the model was trained to read it: the role of its message and its text.
+  std::pair<std::string, std::string> tool_result(const std::string& content) const;
+  // Whether consecutive results share one message (their texts joined by a newline).
+  bool joins_tool_results() const { return name == "hermes"; }
 
   // Parses a model's free output. Throws Error with a short reason when it holds no call.
   std::vector<ToolCall> parse(const std::string& text) const;

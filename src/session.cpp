@@ -42,11 +42,27 @@ std::string render(const Model::Impl& model, const std::vector<Message>& message
                           const std::vector<ToolSpec>& tools) {
   std::string user_system;
   std::vector<Message> chat;
+  bool after_tool_result = false;  // the last message of `chat` holds tool results
   for (const Message& m : messages) {
-    if (m.role == "system" && chat.empty() && user_system.empty()) user_system = m.content;
-    else chat.push_back(m);
+    if (m.role == "system" && chat.empty() && user_system.empty()) {
+      user_system = m.content;
+      continue;
+    }
+    if (m.role == "tool") {
+      auto [role, text] = model.format.tool_result(m.content);
+      if (after_tool_result && model.format.joins_tool_results()) chat.back().content += "\n" + text;
+      else chat.push_back({role, text});
+      after_tool_result = true;
+      continue;
+    }
+    after_tool_result = false;
+    Message rendered = m;
+    if (!m.tool_calls.empty())
+      rendered.content = (m.content.empty() ? "" : m.content + "\n") + model.format.calls_text(m.tool_calls);
+    chat.push_back(rendered);
   }
-  chat.insert(chat.begin(), Message{"system", model.format.system_prompt(tools, user_system)});
+  if (!tools.empty()) chat.insert(chat.begin(), Message{"system", model.format.system_prompt(tools, user_system)});
+  else if (!user_system.empty()) chat.insert(chat.begin(), Message{"system", user_system});
   std::vector<llama_chat_message> raw;
   for (const Message& m : chat) {
     if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool")
@@ -132,9 +148,20 @@ Session::~Session() = default;
 
 namespace {
 
-// The tools a call may use: all, or the one the caller chose.
+// Whether the model, left free, would start a call: its best next token begins the format's
+// opener ("<tool_call>", "[") or is all of it.
+bool starts_call(const Model::Impl& model, const float* logits) {
+  std::vector<llama_token> order;
+  llama_token best = pick_greedy(logits, model.vocab_size(), order, [](llama_token) { return true; });
+  const std::string& piece = model.pieces[size_t(best)];
+  const std::string& opener = model.format.opener;
+  return !piece.empty() && (opener.compare(0, piece.size(), piece) == 0 || piece.compare(0, opener.size(), opener) == 0);
+}
+
+// The tools a call may use: all, or the one the caller chose. A call that may be a reply in
+// text may go without tools.
 std::vector<ToolSpec> usable_tools(const std::vector<ToolSpec>& tools, const CallOptions& options) {
-  if (tools.empty()) throw Error("no tools given");
+  if (tools.empty() && options.tool_choice == ToolChoice::Required) throw Error("no tools given");
   if (options.tool.empty()) {
     if (!options.given_arguments.empty()) throw Error("given arguments need the tool they belong to");
     return tools;
@@ -149,24 +176,51 @@ std::vector<ToolSpec> usable_tools(const std::vector<ToolSpec>& tools, const Cal
   throw Error("no tool is named '" + options.tool + "'");
 }
 
+// A call's inputs, checked: the tools it may use and its prompt's tokens.
+struct Prepared {
+  std::vector<ToolSpec> tools;
+  std::vector<llama_token> prompt;
+};
+
+Prepared prepare(const Model::Impl& model, int context_size, const std::vector<Message>& messages,
+                 const std::vector<ToolSpec>& all_tools, const CallOptions& options) {
+  Prepared p{usable_tools(all_tools, options), {}};
+  if (messages.empty()) throw Error("no messages given");
+  if (options.max_tokens <= 0) throw Error("max_tokens must be positive");
+  if (options.mode != DecodeMode::SchemaWeaver && !options.given_arguments.empty())
+    throw Error("given arguments are a SchemaWeaver option");
+  if (options.draft_model && options.mode != DecodeMode::Speculative)
+    throw Error("a draft model is an option of the speculative mode");
+  p.prompt = model.tokenize(render(model, messages, all_tools), true);
+  if (int(p.prompt.size()) + options.max_tokens > context_size)
+    throw Error("the prompt has " + std::to_string(p.prompt.size()) + " tokens; with max_tokens " +
+                std::to_string(options.max_tokens) + " it exceeds the context of " + std::to_string(context_size) +
+                " tokens");
+  return p;
+}
+
 }  // namespace
+
+int Session::check(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
+                   const CallOptions& options) const {
+  return int(prepare(impl_->model->impl(), impl_->context.size(), messages, tools, options).prompt.size());
+}
 
 CallResult Session::call(const std::vector<Message>& messages, const std::vector<ToolSpec>& all_tools,
                          const CallOptions& options) {
   const Model::Impl& model = impl_->model->impl();
   Context& context = impl_->context;
-  std::vector<ToolSpec> tools = usable_tools(all_tools, options);
-  if (messages.empty()) throw Error("no messages given");
-  if (options.max_tokens <= 0) throw Error("max_tokens must be positive");
+  Prepared prepared = prepare(model, context.size(), messages, all_tools, options);
+  const std::vector<ToolSpec>& tools = prepared.tools;
+  const std::vector<llama_token>& prompt = prepared.prompt;
   const bool weaving = options.mode == DecodeMode::SchemaWeaver;
-  if (!weaving && !options.given_arguments.empty()) throw Error("given arguments are a SchemaWeaver option");
   const bool drafting = options.mode == DecodeMode::Speculative;
-  if (options.draft_model && !drafting) throw Error("a draft model is an option of the speculative mode");
-  std::vector<llama_token> prompt = model.tokenize(render(model, messages, all_tools), true);
-  if (int(prompt.size()) + options.max_tokens > context.size())
-    throw Error("the prompt has " + std::to_string(prompt.size()) + " tokens; with max_tokens " +
-                std::to_string(options.max_tokens) + " it exceeds the context of " +
-                std::to_string(context.size()) + " tokens");
+  // Every pass first asks whether the caller still wants the answer.
+  context.set_interrupt(options.cancelled);
+  struct Reset {
+    Context& context;
+    ~Reset() { context.set_interrupt(nullptr); }
+  } reset{context};
   if (((weaving && options.weaver.padding) || drafting) && !impl_->cost_curve)
     impl_->cost_curve = cached_cost_curve(context, model);
   std::unique_ptr<Drafter> drafter = drafting ? impl_->drafter_for(options) : nullptr;
@@ -183,7 +237,13 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   CallTracker tracker(prefilled);
   GenerationResult generated;
   std::string failure;
-  if (weaving) {
+  result.text_reply = tools.empty() || options.tool_choice == ToolChoice::None ||
+                      (options.tool_choice == ToolChoice::Auto && !starts_call(model, context.last_logits()));
+  if (result.text_reply) {
+    std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model, nullptr);
+    generated = generate(context, model, *strategy, options.max_tokens, nullptr);
+    s.phases.push_back({"reply", generated.passes.passes, generated.passes.tokens, ms_between(prefilled, Clock::now())});
+  } else if (weaving) {
     WeaveResult woven = weave(context, model, tools, options, impl_->cost_curve ? &*impl_->cost_curve : nullptr, tracker);
     generated = std::move(woven.generation);
     s.phases = std::move(woven.phases);
@@ -215,6 +275,8 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   s.call_ms = ms_between(prefilled, finished);
   s.executable_ms = executable_ms(tracker, s.events, s.call_ms);
   s.peak_rss_kb = peak_rss_kb();
+  result.stopped_at_max_tokens = generated.hit_token_limit;
+  if (result.text_reply) return result;
   try {
     if (!failure.empty()) throw Error(failure);
     result.calls = model.format.parse(result.text);

@@ -16,6 +16,7 @@ struct CallCommand {
   std::vector<std::string> given_arguments;
   std::vector<std::string> read_only;
   std::string draft_model;
+  std::string tool_choice = "required";
   int max_tokens = 256;
   bool json = false;
   bool print_prompt = false;
@@ -40,6 +41,9 @@ struct CallCommand {
     if (spec.read_only_tools) throw sw::Error("name the read-only tools with --read-only");
     sw::CallOptions options = spec.options;
     options.max_tokens = max_tokens;
+    options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
+                          : tool_choice == "none" ? sw::ToolChoice::None
+                                                  : sw::ToolChoice::Required;
     options.tool = tool;
     options.given_arguments = given_arguments;
     std::vector<sw::ToolSpec> tools = sw::parse_tools(read_json_file(tools_path));
@@ -75,7 +79,8 @@ struct CallCommand {
   void print_text(const sw::CallResult& r) const {
     for (const sw::ToolCall& call : r.calls)
       std::cout << sw::dump_json(call.to_json()) << "\n";
-    if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
+    if (r.text_reply) std::cout << r.text << "\n";
+    else if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
     const sw::CallStats& s = r.stats;
     std::fprintf(stderr,
                  "mode %s | prompt %d tokens, %d pass(es), %.1f ms | executable at %.1f ms, answer "
@@ -94,7 +99,7 @@ struct CallCommand {
     sw::Json calls = sw::Json::array();
     for (const sw::ToolCall& call : r.calls) calls.push_back(call.to_json());
     const sw::CallStats& s = r.stats;
-    sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"mode", mode},
+    sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"text_reply", r.text_reply}, {"mode", mode},
                     {"stats", stats_json(s)}, {"events", events_json(s.events)}};
     std::cout << out.dump() << "\n";
   }
@@ -117,6 +122,9 @@ void add_call_command(CLI::App& app) {
   cmd->add_option("--given-arguments", c->given_arguments, "schemaweaver: decode exactly these arguments (needs --tool)")
       ->delimiter(',');
   cmd->add_option("--read-only", c->read_only, "treat these tools as read-only (provisional calls)")->delimiter(',');
+  cmd->add_option("--tool-choice", c->tool_choice, "required: a call; auto: the model may reply in text; none: text")
+      ->check(CLI::IsMember({"required", "auto", "none"}))
+      ->capture_default_str();
   cmd->add_option("--draft-model", c->draft_model, "speculative: draft with this smaller GGUF model of the same vocabulary");
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");

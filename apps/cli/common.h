@@ -44,5 +44,7 @@ void add_call_command(CLI::App& app);
 void add_bfcl_command(CLI::App& app);
 void add_costs_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
+void add_agent_command(CLI::App& app);
 
 }  // namespace cli

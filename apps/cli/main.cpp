@@ -96,6 +96,8 @@ int main(int argc, char** argv) {
   cli::add_bfcl_command(app);
   cli::add_costs_command(app);
   cli::add_info_command(app);
+  cli::add_serve_command(app);
+  cli::add_agent_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

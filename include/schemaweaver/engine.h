@@ -72,6 +72,8 @@ DecodeMode parse_decode_mode(const std::string& name);  // throws Error on an un
 struct Message {
   std::string role;  // "system", "user", "assistant", "tool"
   std::string content;
+  std::vector<ToolCall> tool_calls{};  // assistant: calls it made (written in the model's format)
+  std::string tool_call_id{};          // tool: the call this is the result of
 };
 
 // SchemaWeaver's design steps, each switchable (the ablation of the paper's Table 7).
@@ -96,9 +98,17 @@ struct CallEvent {
   bool replaces_provisional = false;
 };
 
+// Whether the answer must be a call (OpenAI's tool_choice).
+enum class ToolChoice {
+  Required,  // a call, in the decoding mode
+  Auto,      // the model's first token decides: the start of a call, or a reply in text
+  None,      // a reply in text (the tools are still shown to the model)
+};
+
 struct CallOptions {
   DecodeMode mode = DecodeMode::SchemaWeaver;
   int max_tokens = 256;  // tokens chosen by the model at most, after the prompt
+  ToolChoice tool_choice = ToolChoice::Required;
   // A tool chosen beforehand (a tool selector): the calls use this tool and its name is not
   // decoded. "" lets the model choose. Throws Error if no tool has this name.
   std::string tool;
@@ -110,6 +120,15 @@ struct CallOptions {
   // prompt lookup. Throws Error if its vocabulary differs.
   std::shared_ptr<const Model> draft_model;
   std::function<void(const CallEvent&)> on_call;  // called as calls become executable
+  // Polled before every forward pass; returning true stops the call with Cancelled (a client
+  // that went away, a deadline).
+  std::function<bool()> cancelled;
+};
+
+// A call stopped because CallOptions::cancelled said so.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
 };
 
 // Time and passes of one phase of a call (SchemaWeaver: name, skeleton, values, write-back,
@@ -150,6 +169,8 @@ struct CallResult {
   std::string text;             // the generated text
   std::string error;  // why the text is not a valid call ("" if it is): not parsable, or a
                       // parsed call that does not fit the tools' schemas
+  bool text_reply = false;             // the model replied in text (ToolChoice Auto or None)
+  bool stopped_at_max_tokens = false;  // the answer was cut off at max_tokens
   CallStats stats;
 };
 
@@ -171,9 +192,14 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Renders the prompt with the model's chat template and the tools, then generates.
-  // Throws Error on bad input (no tools, prompt longer than the context).
+  // Throws Error on bad input (no tools, prompt longer than the context), Cancelled when
+  // options.cancelled asks to stop. Free decoding without tools is a plain reply.
   CallResult call(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
                   const CallOptions& options);
+  // Checks everything call() would reject before generating (tools, options, the prompt's
+  // length) and returns the prompt's token count. Throws Error.
+  int check(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
+            const CallOptions& options) const;
 
  private:
   struct Impl;

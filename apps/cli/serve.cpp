@@ -1,0 +1,332 @@
+// `serve`: an OpenAI-compatible HTTP server on the engine (see schemaweaver/openai.h).
+//
+// Requests are served by a pool of sessions ("slots"), each with its own KV cache; a request
+// waits for a free slot, preferring the one whose cache holds its prompt prefix (the same
+// system message and tools), or is refused with 503 when too many wait. Every response is
+// produced while the generation runs, so a client that goes away is noticed at the next write
+// and its generation is cancelled at the next forward pass.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include <httplib.h>
+
+#include "common.h"
+#include "schemaweaver/openai.h"
+
+namespace cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace openai = sw::openai;
+
+// Sessions that serve one request at a time each.
+class SlotPool {
+ public:
+  SlotPool(const std::shared_ptr<const sw::Model>& model, int slots, int max_waiting) : max_waiting_(max_waiting) {
+    for (int i = 0; i < slots; ++i) {
+      sessions_.push_back(std::make_unique<sw::Session>(model));
+      busy_.push_back(false);
+      prefix_.push_back("");
+    }
+  }
+
+  // A session held for one request; returned to the pool when destroyed.
+  class Lease {
+   public:
+    Lease(SlotPool& pool, size_t index) : pool_(pool), index_(index) {}
+    ~Lease() { pool_.release(index_); }
+    sw::Session& session() { return *pool_.sessions_[index_]; }
+    bool reused_prefix = false;  // the slot last served the same prompt prefix
+
+   private:
+    SlotPool& pool_;
+    size_t index_;
+  };
+
+  // A free session, preferring one that served `prefix` last. Null when too many requests
+  // wait already or none frees up before `deadline`.
+  std::unique_ptr<Lease> acquire(const std::string& prefix, Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (waiting_ >= max_waiting_ && !any_free()) return nullptr;
+    ++waiting_;
+    bool freed = freed_.wait_until(lock, deadline, [&] { return any_free(); });
+    --waiting_;
+    if (!freed) return nullptr;
+    size_t chosen = sessions_.size();
+    for (size_t i = 0; i < sessions_.size(); ++i) {
+      if (busy_[i]) continue;
+      if (chosen == sessions_.size() || prefix_[i] == prefix) chosen = i;
+      if (prefix_[i] == prefix) break;
+    }
+    busy_[chosen] = true;
+    auto lease = std::make_unique<Lease>(*this, chosen);
+    lease->reused_prefix = prefix_[chosen] == prefix;
+    prefix_[chosen] = prefix;
+    return lease;
+  }
+
+ private:
+  bool any_free() const {
+    for (bool b : busy_) {
+      if (!b) return true;
+    }
+    return false;
+  }
+
+  void release(size_t index) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      busy_[index] = false;
+    }
+    freed_.notify_one();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::vector<std::unique_ptr<sw::Session>> sessions_;
+  std::vector<bool> busy_;
+  std::vector<std::string> prefix_;  // system message and tools of the slot's last request
+  int waiting_ = 0;
+  const int max_waiting_;
+};
+
+// Counters for GET /metrics (Prometheus text format).
+class Metrics {
+ public:
+  void count_status(int status) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    by_status_[status]++;
+  }
+
+  void record(const sw::CallResult& r, bool reused_prefix) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const sw::CallStats& s = r.stats;
+    calls_++;
+    prompt_tokens_ += s.prompt_tokens;
+    reused_tokens_ += s.prompt_reused_tokens;
+    prefix_hits_ += reused_prefix;
+    passes_ += s.call_passes;
+    sampled_ += s.sampled_tokens;
+    prompt_ms_ += s.prompt_ms;
+    executable_ms_ += s.executable_ms;
+    for (const sw::PhaseStats& p : s.phases) {
+      Phase& phase = phases_[p.name];
+      phase.ms += p.ms;
+      phase.passes += p.passes;
+      phase.count++;
+    }
+  }
+
+  void count_cancelled() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_++;
+  }
+
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string out;
+    auto line = [&](const std::string& name, double value) { out += name + " " + std::to_string(value) + "\n"; };
+    for (const auto& [status, n] : by_status_)
+      line("schemaweaver_http_responses_total{status=\"" + std::to_string(status) + "\"}", double(n));
+    line("schemaweaver_calls_total", double(calls_));
+    line("schemaweaver_calls_cancelled_total", double(cancelled_));
+    line("schemaweaver_prompt_tokens_total", double(prompt_tokens_));
+    line("schemaweaver_prompt_reused_tokens_total", double(reused_tokens_));
+    line("schemaweaver_prompt_prefix_slot_hits_total", double(prefix_hits_));
+    line("schemaweaver_prompt_ms_total", prompt_ms_);
+    line("schemaweaver_tool_call_latency_ms_total", executable_ms_);
+    line("schemaweaver_passes_total", double(passes_));
+    line("schemaweaver_sampled_tokens_total", double(sampled_));
+    for (const auto& [name, p] : phases_) {
+      line("schemaweaver_phase_ms_total{phase=\"" + name + "\"}", p.ms);
+      line("schemaweaver_phase_passes_total{phase=\"" + name + "\"}", double(p.passes));
+      line("schemaweaver_phase_count{phase=\"" + name + "\"}", double(p.count));
+    }
+    return out;
+  }
+
+ private:
+  struct Phase {
+    double ms = 0;
+    long passes = 0, count = 0;
+  };
+  std::mutex mutex_;
+  std::map<int, long> by_status_;
+  std::map<std::string, Phase> phases_;
+  long calls_ = 0, cancelled_ = 0, prompt_tokens_ = 0, reused_tokens_ = 0, prefix_hits_ = 0, passes_ = 0,
+       sampled_ = 0;
+  double prompt_ms_ = 0, executable_ms_ = 0;
+};
+
+// The key of a prompt prefix a slot's cache can reuse: the system message and the tools.
+std::string prefix_key(const openai::ChatRequest& r) {
+  std::string key = r.messages.front().role == "system" ? r.messages.front().content : "";
+  for (const sw::ToolSpec& t : r.tools) key += "\n" + t.to_openai().dump();
+  return key;
+}
+
+std::string sse(const sw::Json& value) {
+  return "data: " + value.dump(-1, ' ', false, sw::Json::error_handler_t::replace) + "\n\n";
+}
+
+struct ServeCommand {
+  ModelOptions model;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int slots = 1;
+  int max_waiting = 16;
+  size_t max_body_bytes = 1 << 20;
+  int timeout_s = 300;
+  std::vector<std::string> read_only;
+  openai::Limits limits;
+
+  void run() {
+    if (slots < 1 || slots > 16) throw sw::Error("--slots must be 1..16");
+    if (timeout_s < 1) throw sw::Error("--timeout must be at least 1 second");
+    std::signal(SIGPIPE, SIG_IGN);  // a client that went away must not end the server
+    auto loaded = sw::Model::load(model.params);
+    std::string model_id = loaded->info().name.empty() ? model.params.path : loaded->info().name;
+    SlotPool pool(loaded, slots, max_waiting);
+    Metrics metrics;
+    std::atomic<long> next_id{1};
+    long started = long(std::time(nullptr));
+
+    httplib::Server server;
+    server.set_payload_max_length(max_body_bytes);
+    server.set_read_timeout(timeout_s, 0);
+    server.set_write_timeout(timeout_s, 0);
+    auto send_error = [&](httplib::Response& res, int status, const std::string& message, const std::string& type,
+                          const std::string& param = "", const std::string& code = "") {
+      res.status = status;
+      res.set_content(openai::error_body(message, type, param, code).dump(), "application/json");
+    };
+    server.set_error_handler([&](const httplib::Request&, httplib::Response& res) {
+      if (!res.body.empty()) return;  // a handler wrote its own error
+      const char* type = res.status == 413 ? "request_too_large" : res.status == 404 ? "not_found" : "invalid_request_error";
+      send_error(res, res.status, "HTTP status " + std::to_string(res.status), type);
+    });
+    server.set_exception_handler([&](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      send_error(res, 500, "internal error", "server_error");
+    });
+    server.set_logger([&](const httplib::Request&, const httplib::Response& res) { metrics.count_status(res.status); });
+
+    server.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"status": "ok"})", "application/json");
+    });
+    server.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
+      sw::Json list = {{"object", "list"},
+                       {"data", sw::Json::array({{{"id", model_id}, {"object", "model"}, {"created", started},
+                                                  {"owned_by", "schemaweaver"}}})}};
+      res.set_content(list.dump(), "application/json");
+    });
+    server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.text(), "text/plain; version=0.0.4");
+    });
+    server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+      openai::ChatRequest request;
+      try {
+        request = openai::parse_chat_request(req.body, limits);
+      } catch (const openai::RequestError& e) {
+        return send_error(res, 400, e.what(), "invalid_request_error", e.param(), e.code());
+      }
+      for (sw::ToolSpec& t : request.tools)
+        t.read_only = t.read_only || std::find(read_only.begin(), read_only.end(), t.name) != read_only.end();
+      auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
+      std::shared_ptr<SlotPool::Lease> lease = pool.acquire(prefix_key(request), deadline);
+      if (!lease) return send_error(res, 503, "the server is busy; try again later", "server_busy");
+      try {
+        lease->session().check(request.messages, request.tools, request.options);
+      } catch (const sw::Error& e) {
+        return send_error(res, 400, e.what(), "invalid_request_error");
+      }
+      std::string id = "chatcmpl-" + std::to_string(next_id++) + "-" + std::to_string(std::time(nullptr));
+      long created = long(std::time(nullptr));
+      const char* type = request.stream ? "text/event-stream" : "application/json";
+      res.set_header("Cache-Control", "no-cache");
+      res.set_chunked_content_provider(type, [&, request, lease, id, created, deadline](size_t, httplib::DataSink& sink) {
+        // false (the client is gone) drops the connection instead of ending the response.
+        return respond(request, *lease, id, created, deadline, model_id, sink, metrics);
+      });
+    });
+
+    if (!server.bind_to_port(host, port)) throw sw::Error("cannot listen on " + host + ":" + std::to_string(port));
+    std::fprintf(stderr, "serving %s on http://%s:%d (%d slot(s))\n", model_id.c_str(), host.c_str(), port, slots);
+    server.listen_after_bind();
+  }
+
+  // Generates the answer and writes it: the stream's chunks as calls become executable, or the
+  // whole completion. While it runs, a probe write every quarter second (an SSE comment, or a
+  // space before the JSON) tells whether the client is still there. Returns false if it is not.
+  static bool respond(openai::ChatRequest request, SlotPool::Lease& lease, const std::string& id, long created,
+                      Clock::time_point deadline, const std::string& model_id, httplib::DataSink& sink,
+                      Metrics& metrics) {
+    auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
+    bool gone = false;
+    auto probe_at = Clock::now();
+    request.options.cancelled = [&] {
+      if (Clock::now() > deadline) return true;
+      if (Clock::now() >= probe_at) {
+        probe_at = Clock::now() + std::chrono::milliseconds(250);
+        gone = gone || !sink.is_writable() || !write(request.stream ? ": \n\n" : " ");
+      }
+      return gone;
+    };
+    if (request.stream) {
+      write(sse(openai::role_chunk(id, model_id, created)));
+      request.options.on_call = [&](const sw::CallEvent& e) { write(sse(openai::call_chunk(id, model_id, created, e))); };
+    }
+    sw::CallResult result;
+    try {
+      result = lease.session().call(request.messages, request.tools, request.options);
+    } catch (const sw::Cancelled&) {
+      metrics.count_cancelled();
+      if (gone) return false;
+      sw::Json error = openai::error_body("the request timed out", "timeout");
+      write(request.stream ? sse(error) : error.dump());
+      sink.done();
+      return true;
+    } catch (const sw::Error& e) {
+      sw::Json error = openai::error_body(e.what(), "server_error");
+      write(request.stream ? sse(error) : error.dump());
+      sink.done();
+      return true;
+    }
+    metrics.record(result, lease.reused_prefix);
+    if (request.stream) {
+      if (result.calls.empty()) write(sse(openai::text_chunk(id, model_id, created, result.text)));
+      write(sse(openai::final_chunk(id, model_id, created, result)));
+      write("data: [DONE]\n\n");
+    } else {
+      write(openai::completion(id, model_id, created, result).dump(-1, ' ', false, sw::Json::error_handler_t::replace));
+    }
+    sink.done();
+    return true;
+  }
+};
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (POST /v1/chat/completions, GET /v1/models, /health, /metrics)");
+  auto c = std::make_shared<ServeCommand>();
+  c->model.add_to(*cmd);
+  cmd->add_option("--host", c->host, "address to listen on (loopback by default)")->capture_default_str();
+  cmd->add_option("--port", c->port, "port")->capture_default_str();
+  cmd->add_option("--slots", c->slots, "requests generated at once, each with its own KV cache")->capture_default_str();
+  cmd->add_option("--max-waiting", c->max_waiting, "requests that may wait for a slot; more get 503")->capture_default_str();
+  cmd->add_option("--max-body", c->max_body_bytes, "largest request body in bytes (413 beyond)")->capture_default_str();
+  cmd->add_option("--timeout", c->timeout_s, "seconds a request may take, waiting included")->capture_default_str();
+  cmd->add_option("--max-messages", c->limits.messages, "messages per request at most")->capture_default_str();
+  cmd->add_option("--max-tools", c->limits.tools, "tools per request at most")->capture_default_str();
+  cmd->add_option("--max-schema-depth", c->limits.schema_depth, "nesting of a tool schema at most")->capture_default_str();
+  cmd->add_option("--max-tokens-limit", c->limits.max_tokens, "largest max_tokens a request may ask for")->capture_default_str();
+  cmd->add_option("--read-only", c->read_only, "tools treated as read-only (provisional calls)")->delimiter(',');
+  cmd->callback([c] { c->run(); });
+}
+
+}  // namespace cli

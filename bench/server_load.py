@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""A bounded load test of `schemaweaver serve` on loopback: N clients send tool-call requests
+(half of them streaming) back to back for a fixed time; prints throughput, p50/p99 latency and
+errors, and exits non-zero on any error or if the server died.
+
+    python3 bench/server_load.py --model M.gguf [--clients 4] [--seconds 30] [--slots 2]
+
+Standard library only.
+"""
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CITIES = ["Paris", "Oslo", "Lima", "Rome", "Tokyo", "Madrid", "Cairo", "Quito"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_request(base, tools, city, stream):
+    body = json.dumps({"messages": [{"role": "user", "content": f"What is the weather like in {city}?"}],
+                       "tools": tools, "tool_choice": "required", "max_tokens": 64, "stream": stream}).encode()
+    request = urllib.request.Request(base + "/v1/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=300) as response:
+        text = response.read().decode()
+    if stream:
+        if "data: [DONE]" not in text or '"tool_calls"' not in text:
+            raise RuntimeError("incomplete stream: " + text[-200:])
+    else:
+        answer = json.loads(text)
+        if answer["choices"][0]["finish_reason"] != "tool_calls":
+            raise RuntimeError("no tool call: " + text[:200])
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", default=str(ROOT / "build/apps/cli/schemaweaver"))
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--slots", type=int, default=2)
+    args = parser.parse_args()
+    tools = json.loads((ROOT / "examples/weather_tools.json").read_text())
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([args.cli, "serve", "-m", args.model, "--port", str(port), "--slots", str(args.slots),
+                               "--max-waiting", str(args.clients)], stderr=subprocess.DEVNULL)
+    latencies, errors = [], []
+    lock = threading.Lock()
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(base + "/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        stop_at = time.time() + args.seconds
+
+        def client(k):
+            n = 0
+            while time.time() < stop_at:
+                start = time.perf_counter()
+                try:
+                    one_request(base, tools, CITIES[(k + n) % len(CITIES)], stream=(k + n) % 2 == 1)
+                    with lock:
+                        latencies.append((time.perf_counter() - start) * 1000)
+                except (OSError, RuntimeError, ValueError, KeyError, urllib.error.HTTPError) as e:
+                    with lock:
+                        errors.append(repr(e))
+                n += 1
+
+        started = time.time()
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.time() - started
+        alive = server.poll() is None
+    finally:
+        server.terminate()
+        server.wait()
+    print(f"model {Path(args.model).name}: {args.clients} clients, {args.slots} slot(s), {elapsed:.1f} s")
+    print("| requests | errors | throughput (req/s) | p50 (ms) | p99 (ms) | server alive |\n|---|---|---|---|---|---|")
+    p50 = percentile(latencies, 50) if latencies else 0
+    p99 = percentile(latencies, 99) if latencies else 0
+    print(f"| {len(latencies)} | {len(errors)} | {len(latencies) / elapsed:.2f} | {p50:.0f} | {p99:.0f} | {alive} |")
+    for e in errors[:5]:
+        print("error:", e)
+    ok = alive and not errors and latencies
+    print("load test passed" if ok else "load test FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

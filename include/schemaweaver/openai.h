@@ -1,0 +1,73 @@
+// schemaweaver/openai.h - the OpenAI chat-completions protocol as `serve` speaks it: a request
+// body parsed and checked into an engine call, a result turned into a response or the chunks of
+// a stream.
+//
+// Extensions (standard clients ignore them): the request field "x_decoding_mode" picks the
+// decoding mode ("schemaweaver" by default; "constrained", "jump-forward", "speculative", ...);
+// stream chunks may carry "x_provisional_call" (a call to a read-only tool emitted before its
+// optional arguments are decided) and "x_replaces_provisional" on the final call.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schemaweaver/engine.h"
+
+namespace sw::openai {
+
+// A request the client got wrong: answered with status 400 and OpenAI's error body.
+class RequestError : public Error {
+ public:
+  explicit RequestError(const std::string& message, std::string param = "", std::string code = "invalid_value")
+      : Error(message), param_(std::move(param)), code_(std::move(code)) {}
+  const std::string& param() const { return param_; }
+  const std::string& code() const { return code_; }
+
+ private:
+  std::string param_, code_;
+};
+
+// {"error": {"message", "type", "param", "code"}}
+Json error_body(const std::string& message, const std::string& type, const std::string& param = "",
+                const std::string& code = "");
+
+// What one request may ask for at most.
+struct Limits {
+  size_t messages = 256;
+  size_t tools = 128;
+  int schema_depth = 16;
+  int max_tokens = 1024;
+};
+
+struct ChatRequest {
+  std::string model;
+  std::vector<Message> messages;
+  std::vector<ToolSpec> tools;
+  bool parallel_tool_calls = true;
+  bool stream = false;
+  // mode, max_tokens, tool_choice (auto, none, required; a named function is required with
+  // options.tool set)
+  CallOptions options;
+};
+
+// Throws RequestError naming the offending field for anything malformed, unknown or over a
+// limit (wrong types, an unknown role, an invalid schema, tool_choice naming an absent tool).
+ChatRequest parse_chat_request(const Json& body, const Limits& limits = {});
+// The same from the body's text, which must also be valid UTF-8 and valid JSON.
+ChatRequest parse_chat_request(const std::string& body, const Limits& limits = {});
+
+// The id OpenAI clients expect on a tool call ("call_" and 24 characters).
+std::string call_id(const std::string& completion_id, size_t index);
+
+// A whole response: the calls as tool_calls with finish_reason "tool_calls", or the text as
+// the message content with finish_reason "stop" ("length" when max_tokens cut it).
+Json completion(const std::string& id, const std::string& model, long created, const CallResult& result);
+
+// Stream chunks ("chat.completion.chunk"): the first carries the role, each call then arrives
+// as one tool_calls delta, the last carries finish_reason and usage.
+Json role_chunk(const std::string& id, const std::string& model, long created);
+Json call_chunk(const std::string& id, const std::string& model, long created, const CallEvent& event);
+Json text_chunk(const std::string& id, const std::string& model, long created, const std::string& text);
+Json final_chunk(const std::string& id, const std::string& model, long created, const CallResult& result);
+
+}  // namespace sw::openai

@@ -1,0 +1,287 @@
+#include "schemaweaver/openai.h"
+
+#include <cstdio>
+#include <cstdint>
+#include <functional>
+
+namespace sw::openai {
+namespace {
+
+std::string at(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }
+
+const Json& require(const Json& object, const char* key, const std::string& path) {
+  if (!object.contains(key)) throw RequestError("'" + path + "." + key + "' is required", path + "." + key, "missing");
+  return object.at(key);
+}
+
+std::string require_string(const Json& object, const char* key, const std::string& path) {
+  const Json& value = require(object, key, path);
+  if (!value.is_string()) throw RequestError("'" + path + "." + key + "' must be a string", path + "." + key);
+  return value.get<std::string>();
+}
+
+// Content is a string, null, or a list of text parts.
+std::string content_text(const Json& content, const std::string& path) {
+  if (content.is_null()) return "";
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) throw RequestError("'" + path + "' must be a string or a list of parts", path);
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const Json& part = content[i];
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+      throw RequestError("'" + at(path, i) + "': only text parts are supported", at(path, i));
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+std::vector<ToolCall> message_calls(const Json& calls, const std::string& path) {
+  if (!calls.is_array()) throw RequestError("'" + path + "' must be a list", path);
+  std::vector<ToolCall> out;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    std::string where = at(path, i);
+    if (!calls[i].is_object()) throw RequestError("'" + where + "' must be an object", where);
+    const Json& function = require(calls[i], "function", where);
+    if (!function.is_object()) throw RequestError("'" + where + ".function' must be an object", where + ".function");
+    ToolCall call;
+    call.name = require_string(function, "name", where + ".function");
+    Json arguments = Json::parse(require_string(function, "arguments", where + ".function"), nullptr, false);
+    if (!arguments.is_object())
+      throw RequestError("'" + where + ".function.arguments' must be a JSON object in a string",
+                         where + ".function.arguments");
+    call.arguments = std::move(arguments);
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
+std::vector<Message> parse_messages(const Json& body, const Limits& limits) {
+  const Json& list = require(body, "messages", "body");
+  if (!list.is_array() || list.empty()) throw RequestError("'messages' must be a non-empty list", "messages");
+  if (list.size() > limits.messages)
+    throw RequestError("'messages' has " + std::to_string(list.size()) + " entries; the limit is " +
+                       std::to_string(limits.messages), "messages", "too_many");
+  std::vector<Message> messages;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string path = at("messages", i);
+    if (!list[i].is_object()) throw RequestError("'" + path + "' must be an object", path);
+    Message m;
+    m.role = require_string(list[i], "role", path);
+    if (m.role == "developer") m.role = "system";
+    if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool")
+      throw RequestError("'" + path + ".role' is '" + m.role + "'; known: system, developer, user, assistant, tool",
+                         path + ".role");
+    m.content = content_text(list[i].contains("content") ? list[i]["content"] : Json(), path + ".content");
+    if (m.role == "assistant" && list[i].contains("tool_calls") && !list[i]["tool_calls"].is_null())
+      m.tool_calls = message_calls(list[i]["tool_calls"], path + ".tool_calls");
+    if (m.role == "tool") m.tool_call_id = require_string(list[i], "tool_call_id", path);
+    messages.push_back(std::move(m));
+  }
+  return messages;
+}
+
+int depth(const Json& value) {
+  int deepest = 0;
+  if (value.is_object() || value.is_array()) {
+    for (const Json& child : value) deepest = std::max(deepest, depth(child));
+    return deepest + 1;
+  }
+  return 0;
+}
+
+std::vector<ToolSpec> parse_tool_list(const Json& body, const Limits& limits) {
+  if (!body.contains("tools") || body["tools"].is_null()) return {};
+  const Json& tools = body["tools"];
+  if (!tools.is_array()) throw RequestError("'tools' must be a list", "tools");
+  if (tools.size() > limits.tools)
+    throw RequestError("'tools' has " + std::to_string(tools.size()) + " entries; the limit is " +
+                       std::to_string(limits.tools), "tools", "too_many");
+  for (size_t i = 0; i < tools.size(); ++i) {
+    if (!tools[i].is_object() || tools[i].value("type", "") != "function" || !tools[i].contains("function"))
+      throw RequestError("'" + at("tools", i) + "' must be {\"type\": \"function\", \"function\": {...}}", at("tools", i));
+    if (depth(tools[i]) > limits.schema_depth + 2)
+      throw RequestError("'" + at("tools", i) + "' nests deeper than " + std::to_string(limits.schema_depth) +
+                         " levels", at("tools", i), "too_deep");
+  }
+  if (tools.empty()) return {};
+  try {
+    return parse_tools(tools);
+  } catch (const Error& e) {
+    throw RequestError(std::string("'tools': ") + e.what(), "tools");
+  }
+}
+
+void parse_tool_choice(const Json& body, ChatRequest& request) {
+  ToolChoice& choice_made = request.options.tool_choice;
+  if (!body.contains("tool_choice") || body["tool_choice"].is_null()) {
+    choice_made = request.tools.empty() ? ToolChoice::None : ToolChoice::Auto;
+    return;
+  }
+  const Json& choice = body["tool_choice"];
+  if (choice == "auto") choice_made = ToolChoice::Auto;
+  else if (choice == "none") choice_made = ToolChoice::None;
+  else if (choice == "required") choice_made = ToolChoice::Required;
+  else if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("function") &&
+           choice["function"].is_object() && choice["function"].contains("name") &&
+           choice["function"]["name"].is_string()) {
+    choice_made = ToolChoice::Required;
+    request.options.tool = choice["function"]["name"].get<std::string>();
+    bool known = false;
+    for (const ToolSpec& t : request.tools) known = known || t.name == request.options.tool;
+    if (!known) throw RequestError("'tool_choice' names '" + request.options.tool + "', which is not in 'tools'", "tool_choice");
+  } else {
+    throw RequestError("'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
+                       "\"function\": {\"name\": ...}}", "tool_choice");
+  }
+  if (choice_made == ToolChoice::Required && request.tools.empty())
+    throw RequestError("'tool_choice' asks for a tool call but 'tools' is empty", "tool_choice");
+}
+
+bool optional_bool(const Json& body, const char* key, bool fallback) {
+  if (!body.contains(key) || body[key].is_null()) return fallback;
+  if (!body[key].is_boolean()) throw RequestError(std::string("'") + key + "' must be true or false", key);
+  return body[key].get<bool>();
+}
+
+int parse_max_tokens(const Json& body, const Limits& limits) {
+  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+    if (!body.contains(key) || body[key].is_null()) continue;
+    const Json& value = body[key];
+    if (!value.is_number_integer() || value.get<long long>() < 1 || value.get<long long>() > limits.max_tokens)
+      throw RequestError(std::string("'") + key + "' must be an integer from 1 to " + std::to_string(limits.max_tokens),
+                         key);
+    return value.get<int>();
+  }
+  return std::min(256, limits.max_tokens);
+}
+
+Json tool_call_json(const std::string& id, const ToolCall& call) {
+  return {{"id", id}, {"type", "function"},
+          {"function", {{"name", call.name}, {"arguments", dump_json(call.arguments)}}}};
+}
+
+Json chunk(const std::string& id, const std::string& model, long created, Json delta, Json finish = nullptr) {
+  return {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model},
+          {"choices", Json::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}}})}};
+}
+
+std::string finish_reason(const CallResult& result) {
+  if (!result.calls.empty()) return "tool_calls";
+  return result.stopped_at_max_tokens ? "length" : "stop";
+}
+
+Json usage(const CallResult& result) {
+  return {{"prompt_tokens", result.stats.prompt_tokens}, {"completion_tokens", result.stats.sampled_tokens},
+          {"total_tokens", result.stats.prompt_tokens + result.stats.sampled_tokens}};
+}
+
+// Well-formed UTF-8: no stray continuation bytes, no overlong forms, no surrogates, nothing
+// beyond U+10FFFF.
+bool valid_utf8(const std::string& text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size(), i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > n) return false;
+    uint32_t code = length == 1 ? c : c & (0xFF >> (length + 1));
+    for (size_t k = 1; k < length; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      code = (code << 6) | (s[i + k] & 0x3F);
+    }
+    static const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
+
+}  // namespace
+
+Json error_body(const std::string& message, const std::string& type, const std::string& param,
+                const std::string& code) {
+  return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? Json() : Json(param)},
+                     {"code", code.empty() ? Json() : Json(code)}}}};
+}
+
+ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
+  if (!body.is_object()) throw RequestError("the request body must be a JSON object");
+  ChatRequest request;
+  if (body.contains("model") && !body["model"].is_null()) {
+    if (!body["model"].is_string()) throw RequestError("'model' must be a string", "model");
+    request.model = body["model"].get<std::string>();
+  }
+  if (body.contains("n") && body["n"] != 1) throw RequestError("only n = 1 is supported", "n", "unsupported");
+  request.messages = parse_messages(body, limits);
+  request.tools = parse_tool_list(body, limits);
+  parse_tool_choice(body, request);
+  request.parallel_tool_calls = optional_bool(body, "parallel_tool_calls", true);
+  request.stream = optional_bool(body, "stream", false);
+  request.options.max_tokens = parse_max_tokens(body, limits);
+  if (body.contains("x_decoding_mode")) {
+    if (!body["x_decoding_mode"].is_string()) throw RequestError("'x_decoding_mode' must be a string", "x_decoding_mode");
+    try {
+      request.options.mode = parse_decode_mode(body["x_decoding_mode"].get<std::string>());
+    } catch (const Error& e) {
+      throw RequestError(e.what(), "x_decoding_mode");
+    }
+  }
+  return request;
+}
+
+ChatRequest parse_chat_request(const std::string& body, const Limits& limits) {
+  if (!valid_utf8(body)) throw RequestError("the body is not valid UTF-8", "", "invalid_encoding");
+  Json parsed = Json::parse(body, nullptr, false);
+  if (parsed.is_discarded()) throw RequestError("the body is not valid JSON", "", "invalid_json");
+  return parse_chat_request(parsed, limits);
+}
+
+std::string call_id(const std::string& completion_id, size_t index) {
+  char hex[32];
+  size_t hash = std::hash<std::string>{}(completion_id + "#" + std::to_string(index));
+  std::snprintf(hex, sizeof hex, "%016zx%08zx", hash, index);
+  return std::string("call_") + hex;
+}
+
+Json completion(const std::string& id, const std::string& model, long created, const CallResult& result) {
+  Json message = {{"role", "assistant"}, {"content", nullptr}};
+  if (result.calls.empty()) {
+    message["content"] = result.text;
+  } else {
+    Json calls = Json::array();
+    for (size_t i = 0; i < result.calls.size(); ++i) calls.push_back(tool_call_json(call_id(id, i), result.calls[i]));
+    message["tool_calls"] = calls;
+  }
+  return {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model},
+          {"choices", Json::array({{{"index", 0}, {"message", message}, {"finish_reason", finish_reason(result)}}})},
+          {"usage", usage(result)}};
+}
+
+Json role_chunk(const std::string& id, const std::string& model, long created) {
+  return chunk(id, model, created, {{"role", "assistant"}, {"content", nullptr}});
+}
+
+Json call_chunk(const std::string& id, const std::string& model, long created, const CallEvent& event) {
+  Json call = tool_call_json(call_id(id, size_t(event.index)), event.call);
+  call["index"] = event.index;
+  if (event.kind == CallEvent::Kind::Provisional) {
+    Json out = chunk(id, model, created, Json::object());
+    out["x_provisional_call"] = call;
+    return out;
+  }
+  Json out = chunk(id, model, created, {{"tool_calls", Json::array({call})}});
+  if (event.replaces_provisional) out["x_replaces_provisional"] = true;
+  return out;
+}
+
+Json text_chunk(const std::string& id, const std::string& model, long created, const std::string& text) {
+  return chunk(id, model, created, {{"content", text}});
+}
+
+Json final_chunk(const std::string& id, const std::string& model, long created, const CallResult& result) {
+  Json out = chunk(id, model, created, Json::object(), finish_reason(result));
+  out["usage"] = usage(result);
+  return out;
+}
+
+}  // namespace sw::openai

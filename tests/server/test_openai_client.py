@@ -1,0 +1,197 @@
+"""`schemaweaver serve` against the official OpenAI Python client, on the real default model.
+
+Starts the server on a free loopback port, then checks: the model list; a tool call, whole
+and streamed, parsed by the client's own types; a text reply; OpenAI-style 4xx errors for
+malformed JSON, invalid UTF-8, an unknown tool in tool_choice and an oversized body, with the
+server serving on; several clients at once; prompt prefix reuse and cancellation of a request
+whose client went away, both seen in /metrics.
+
+    python test_openai_client.py --cli build/apps/cli/schemaweaver --model M.gguf --tools T.json
+"""
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import openai
+
+WEATHER = "What is the weather like in Paris?"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(base, method, path, body=None, headers=None):
+    """(status, body text) of a raw request."""
+    request = urllib.request.Request(base + path, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def metric(base, name):
+    _, text = http(base, "GET", "/metrics")
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"metric {name} missing:\n{text}")
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+    print("ok:", message.split(":")[0], flush=True)
+
+
+def test_tool_call(client, tools):
+    r = client.chat.completions.create(model="any", messages=[{"role": "user", "content": WEATHER}],
+                                       tools=tools, tool_choice="required", max_tokens=64)
+    choice = r.choices[0]
+    check(choice.finish_reason == "tool_calls", f"finish_reason tool_calls: {choice}")
+    call = choice.message.tool_calls[0]
+    check(call.id.startswith("call_") and call.type == "function", f"call id and type: {call}")
+    check(call.function.name == "get_weather", f"the weather tool is called: {call}")
+    arguments = json.loads(call.function.arguments)
+    check(isinstance(arguments.get("city"), str) and arguments["city"], f"a city argument: {arguments}")
+    check(r.usage.prompt_tokens > 0 and r.usage.completion_tokens > 0, f"usage counted: {r.usage}")
+    return call
+
+
+def test_streamed_tool_call(client, tools, whole_call):
+    stream = client.chat.completions.create(model="any", messages=[{"role": "user", "content": WEATHER}],
+                                            tools=tools, tool_choice="required", max_tokens=64, stream=True)
+    name, arguments, finish, roles = "", "", None, []
+    for chunk in stream:
+        delta = chunk.choices[0].delta
+        if delta.role:
+            roles.append(delta.role)
+        for call in delta.tool_calls or []:
+            name += call.function.name or ""
+            arguments += call.function.arguments or ""
+        finish = chunk.choices[0].finish_reason or finish
+    check(roles == ["assistant"], f"one role delta: {roles}")
+    check(finish == "tool_calls", f"stream ends with finish_reason tool_calls: {finish}")
+    check(name == whole_call.function.name and json.loads(arguments) == json.loads(whole_call.function.arguments),
+          f"streamed call equals the whole one: {name} {arguments}")
+
+
+def test_text_reply(client, tools):
+    r = client.chat.completions.create(model="any", messages=[{"role": "user", "content": "Say hello."}],
+                                       tools=tools, tool_choice="none", max_tokens=16)
+    choice = r.choices[0]
+    check(choice.message.tool_calls is None and isinstance(choice.message.content, str),
+          f"tool_choice none gives text: {choice}")
+    check(choice.finish_reason in ("stop", "length"), f"text finish_reason: {choice.finish_reason}")
+
+
+def test_errors(client, base, tools, max_body):
+    try:
+        client.chat.completions.create(model="any", messages=[{"role": "user", "content": WEATHER}], tools=tools,
+                                       tool_choice={"type": "function", "function": {"name": "no_such_tool"}})
+        raise AssertionError("an unknown tool in tool_choice was accepted")
+    except openai.BadRequestError as e:
+        check(e.status_code == 400 and e.body.get("param") == "tool_choice", f"unknown tool: 400 naming tool_choice: {e.body}")
+    json_headers = {"Content-Type": "application/json"}
+    status, body = http(base, "POST", "/v1/chat/completions", b'{"messages": [', json_headers)
+    check(status == 400 and "error" in json.loads(body), f"malformed JSON: 400 with an error body: {status} {body}")
+    status, body = http(base, "POST", "/v1/chat/completions",
+                        b'{"messages": [{"role": "user", "content": "\xff\xfe"}]}', json_headers)
+    check(status == 400 and "error" in json.loads(body), f"invalid UTF-8: 400: {status} {body}")
+    status, body = http(base, "POST", "/v1/chat/completions",
+                        json.dumps({"messages": [{"role": "user", "content": 7}]}).encode(), json_headers)
+    check(status == 400 and json.loads(body)["error"]["param"] == "messages[0].content", f"wrong type: 400: {body}")
+    status, _ = http(base, "POST", "/v1/chat/completions", b"x" * (max_body + 1), json_headers)
+    check(status == 413, f"oversized body: 413: {status}")
+    status, body = http(base, "GET", "/health")
+    check(status == 200, f"still serving after bad requests: {status} {body}")
+
+
+def test_clients_at_once(client, tools):
+    results, errors = [], []
+
+    def ask(city):
+        try:
+            r = client.chat.completions.create(model="any", tools=tools, tool_choice="required", max_tokens=64,
+                                               messages=[{"role": "user", "content": f"Weather in {city}?"}])
+            results.append(r.choices[0].message.tool_calls[0].function.name)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=ask, args=(city,)) for city in ("Rome", "Oslo", "Lima")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(not errors and len(results) == 3, f"three clients at once all answered: {results} {errors}")
+
+
+def test_prefix_reuse(base):
+    check(metric(base, "schemaweaver_prompt_reused_tokens_total") > 0,
+          "prompt prefix reused: repeated tools came from the KV cache")
+
+
+def test_cancel_on_disconnect(base, port):
+    before = metric(base, "schemaweaver_calls_cancelled_total")
+    body = json.dumps({"messages": [{"role": "user", "content": "Write a long story about a lighthouse."}],
+                       "max_tokens": 400, "stream": True}).encode()
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        s.recv(1024)  # the stream has started
+    deadline = time.time() + 30
+    while time.time() < deadline and metric(base, "schemaweaver_calls_cancelled_total") == before:
+        time.sleep(0.2)
+    check(metric(base, "schemaweaver_calls_cancelled_total") == before + 1, "a client that went away is cancelled")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--tools", required=True)
+    args = parser.parse_args()
+    with open(args.tools) as f:
+        tools = json.load(f)
+    port, max_body = free_port(), 65536
+    server = subprocess.Popen([args.cli, "serve", "-m", args.model, "--port", str(port), "--slots", "2",
+                               "--max-body", str(max_body), "--timeout", "120"])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                if http(base, "GET", "/health")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if server.poll() is not None or time.time() > deadline:
+                raise AssertionError("the server did not start")
+            time.sleep(0.2)
+        client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=120)
+        check(client.models.list().data[0].id != "", "model list")
+        whole = test_tool_call(client, tools)
+        test_streamed_tool_call(client, tools, whole)
+        test_text_reply(client, tools)
+        test_errors(client, base, tools, max_body)
+        test_clients_at_once(client, tools)
+        test_prefix_reuse(base)
+        test_cancel_on_disconnect(base, port)
+        check(server.poll() is None, "the server is still running")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print("all server checks passed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

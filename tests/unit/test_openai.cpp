@@ -1,0 +1,175 @@
+// The OpenAI chat-completions protocol: requests checked field by field, responses and stream
+// chunks in OpenAI's shapes.
+#include <gtest/gtest.h>
+
+#include "schemaweaver/openai.h"
+
+namespace {
+
+using sw::Json;
+namespace openai = sw::openai;
+
+const char* kWeatherTool = R"({"type": "function", "function": {"name": "get_weather",
+  "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})";
+
+Json request(const char* extra = "") {
+  std::string text = std::string(R"({"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}],
+    "tools": [)") + kWeatherTool + "]" + extra + "}";
+  return Json::parse(text);
+}
+
+// The param a RequestError names for `body`, or "no error".
+std::string rejected_param(const Json& body, openai::Limits limits = {}) {
+  try {
+    openai::parse_chat_request(body, limits);
+  } catch (const openai::RequestError& e) {
+    return e.param();
+  }
+  return "no error";
+}
+
+TEST(OpenAiRequest, ParsesAConversationWithToolCallsAndResults) {
+  Json body = Json::parse(std::string(R"({"model": "m", "tools": [)") + kWeatherTool + R"(],
+    "tool_choice": {"type": "function", "function": {"name": "get_weather"}}, "max_tokens": 64,
+    "stream": true, "parallel_tool_calls": false, "x_decoding_mode": "jump-forward",
+    "messages": [
+      {"role": "developer", "content": "Be brief."},
+      {"role": "user", "content": [{"type": "text", "text": "Weather in "}, {"type": "text", "text": "Paris?"}]},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "18 C"}]})");
+  openai::ChatRequest r = openai::parse_chat_request(body);
+  ASSERT_EQ(r.messages.size(), 4u);
+  EXPECT_EQ(r.messages[0].role, "system");
+  EXPECT_EQ(r.messages[1].content, "Weather in Paris?");
+  ASSERT_EQ(r.messages[2].tool_calls.size(), 1u);
+  EXPECT_EQ(r.messages[2].tool_calls[0].arguments["city"], "Paris");
+  EXPECT_EQ(r.messages[3].tool_call_id, "call_1");
+  EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Required);
+  EXPECT_EQ(r.options.tool, "get_weather");
+  EXPECT_EQ(r.options.max_tokens, 64);
+  EXPECT_EQ(r.options.mode, sw::DecodeMode::JumpForward);
+  EXPECT_TRUE(r.stream);
+  EXPECT_FALSE(r.parallel_tool_calls);
+}
+
+TEST(OpenAiRequest, DefaultsFollowOpenAi) {
+  openai::ChatRequest r = openai::parse_chat_request(request());
+  EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Auto);
+  EXPECT_TRUE(r.options.tool.empty());
+  EXPECT_EQ(r.options.mode, sw::DecodeMode::SchemaWeaver);
+  EXPECT_FALSE(r.stream);
+  EXPECT_TRUE(r.parallel_tool_calls);
+  Json no_tools = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}]})");
+  EXPECT_EQ(openai::parse_chat_request(no_tools).options.tool_choice, sw::ToolChoice::None);
+}
+
+TEST(OpenAiRequest, NamesTheFieldItRejects) {
+  EXPECT_EQ(rejected_param(Json::array()), "");
+  EXPECT_EQ(rejected_param(Json::parse(R"({"messages": []})")), "messages");
+  EXPECT_EQ(rejected_param(Json::parse(R"({"messages": [{"role": "robot", "content": "x"}]})")), "messages[0].role");
+  EXPECT_EQ(rejected_param(Json::parse(R"({"messages": [{"content": "x"}]})")), "messages[0].role");
+  EXPECT_EQ(rejected_param(Json::parse(R"({"messages": [{"role": "user", "content": 5}]})")), "messages[0].content");
+  EXPECT_EQ(rejected_param(Json::parse(R"({"messages": [{"role": "tool", "content": "x"}]})")),
+            "messages[0].tool_call_id");
+  EXPECT_EQ(rejected_param(Json::parse(R"({"messages": [{"role": "assistant", "tool_calls": [{"function":
+              {"name": "f", "arguments": "not json"}}]}]})")), "messages[0].tool_calls[0].function.arguments");
+  EXPECT_EQ(rejected_param(request(R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}})")),
+            "tool_choice");
+  EXPECT_EQ(rejected_param(request(R"(, "tool_choice": "sometimes")")), "tool_choice");
+  EXPECT_EQ(rejected_param(request(R"(, "max_tokens": 0)")), "max_tokens");
+  EXPECT_EQ(rejected_param(request(R"(, "max_tokens": 100000)")), "max_tokens");
+  EXPECT_EQ(rejected_param(request(R"(, "max_completion_tokens": "many")")), "max_completion_tokens");
+  EXPECT_EQ(rejected_param(request(R"(, "stream": "yes")")), "stream");
+  EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "magic")")), "x_decoding_mode");
+  EXPECT_EQ(rejected_param(request(R"(, "n": 2)")), "n");
+  Json required_without_tools = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}], "tool_choice": "required"})");
+  EXPECT_EQ(rejected_param(required_without_tools), "tool_choice");
+}
+
+TEST(OpenAiRequest, TheBodyMustBeUtf8AndJson) {
+  auto code = [](const std::string& body) {
+    try {
+      openai::parse_chat_request(body);
+    } catch (const openai::RequestError& e) {
+      return e.code();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(code("{\"messages\": [{\"role\": \"user\", \"content\": \"caf\xc3\xa9 \xe6\x9d\xb1\"}]}"), "no error");
+  EXPECT_EQ(code("{\"messages\": [{\"role\": \"user\", \"content\": \"\xff\xfe\"}]}"), "invalid_encoding");
+  EXPECT_EQ(code("{\"messages\": [{\"role\": \"user\", \"content\": \"\xc0\xaf\"}]}"), "invalid_encoding");  // overlong
+  EXPECT_EQ(code("{\"messages\": [{\"role\": \"user\", \"content\": \"\xed\xa0\x80\"}]}"), "invalid_encoding");  // surrogate
+  EXPECT_EQ(code("{\"messages\": [{\"role\": \"user\", \"content\": \"\xe6\x9d\"}]}"), "invalid_encoding");  // cut short
+  EXPECT_EQ(code(R"({"messages": [)"), "invalid_json");
+}
+
+TEST(OpenAiRequest, RejectsInvalidSchemasAndRequestsOverTheLimits) {
+  Json bad_schema = request();
+  bad_schema["tools"][0]["function"]["parameters"]["properties"]["city"]["type"] = "complex";
+  EXPECT_EQ(rejected_param(bad_schema), "tools");
+  Json not_function = request();
+  not_function["tools"][0]["type"] = "retrieval";
+  EXPECT_EQ(rejected_param(not_function), "tools[0]");
+
+  openai::Limits small;
+  small.messages = 1;
+  small.schema_depth = 2;
+  Json two_messages = request();
+  two_messages["messages"].push_back(two_messages["messages"][0]);
+  EXPECT_EQ(rejected_param(two_messages, small), "messages");
+  EXPECT_EQ(rejected_param(request(), small), "tools[0]");  // nests deeper than 2 levels
+}
+
+sw::CallResult weather_result() {
+  sw::CallResult r;
+  r.calls = {{"get_weather", Json{{"city", "Paris"}}}};
+  r.stats.prompt_tokens = 100;
+  r.stats.sampled_tokens = 7;
+  return r;
+}
+
+TEST(OpenAiResponse, ToolCallsInOpenAisShape) {
+  Json c = openai::completion("chatcmpl-1", "m", 1700000000, weather_result());
+  EXPECT_EQ(c["object"], "chat.completion");
+  const Json& choice = c["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_TRUE(choice["message"]["content"].is_null());
+  const Json& call = choice["message"]["tool_calls"][0];
+  EXPECT_EQ(call["type"], "function");
+  EXPECT_EQ(call["function"]["name"], "get_weather");
+  EXPECT_EQ(Json::parse(call["function"]["arguments"].get<std::string>()), (Json{{"city", "Paris"}}));
+  EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
+  EXPECT_EQ(call["id"], openai::call_id("chatcmpl-1", 0));
+  EXPECT_NE(openai::call_id("chatcmpl-1", 0), openai::call_id("chatcmpl-1", 1));
+  EXPECT_EQ(c["usage"]["total_tokens"], 107);
+}
+
+TEST(OpenAiResponse, TextWhenThereIsNoCall) {
+  sw::CallResult r;
+  r.text = "I cannot help with that.";
+  Json c = openai::completion("chatcmpl-2", "m", 1, r);
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(c["choices"][0]["message"]["content"], r.text);
+  r.stopped_at_max_tokens = true;
+  EXPECT_EQ(openai::completion("chatcmpl-2", "m", 1, r)["choices"][0]["finish_reason"], "length");
+}
+
+TEST(OpenAiResponse, StreamChunksCarryCallsAndProvisionalOnesAsAnExtension) {
+  EXPECT_EQ(openai::role_chunk("id", "m", 1)["choices"][0]["delta"]["role"], "assistant");
+  sw::CallEvent provisional{sw::CallEvent::Kind::Provisional, 0, {"get_weather", Json{{"city", "Paris"}}}, 5.0, false};
+  Json early = openai::call_chunk("id", "m", 1, provisional);
+  EXPECT_FALSE(early["choices"][0]["delta"].contains("tool_calls"));  // clients that do not know it see nothing
+  EXPECT_EQ(early["x_provisional_call"]["function"]["name"], "get_weather");
+  sw::CallEvent final_call{sw::CallEvent::Kind::Final, 0, {"get_weather", Json{{"city", "Rome"}}}, 9.0, true};
+  Json last = openai::call_chunk("id", "m", 1, final_call);
+  EXPECT_EQ(last["choices"][0]["delta"]["tool_calls"][0]["index"], 0);
+  EXPECT_EQ(last["x_replaces_provisional"], true);
+  Json end = openai::final_chunk("id", "m", 1, weather_result());
+  EXPECT_EQ(end["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(end["object"], "chat.completion.chunk");
+  Json error = openai::error_body("bad", "invalid_request_error", "messages", "missing");
+  EXPECT_EQ(error["error"]["param"], "messages");
+}
+
+}  // namespace
