@@ -9,8 +9,6 @@ Standard library only.
 """
 import argparse
 import json
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -18,14 +16,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from serve_harness import running_server
+
 ROOT = Path(__file__).resolve().parent.parent
 CITIES = ["Paris", "Oslo", "Lima", "Rome", "Tokyo", "Madrid", "Cairo", "Quito"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def one_request(base, tools, city, stream):
@@ -58,19 +52,9 @@ def main():
     parser.add_argument("--slots", type=int, default=2)
     args = parser.parse_args()
     tools = json.loads((ROOT / "examples/weather_tools.json").read_text())
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([args.cli, "serve", "-m", args.model, "--port", str(port), "--slots", str(args.slots),
-                               "--max-waiting", str(args.clients)], stderr=subprocess.DEVNULL)
     latencies, errors = [], []
     lock = threading.Lock()
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+    with running_server(args.cli, args.model, "--slots", args.slots, "--max-waiting", args.clients) as (server, base, _):
         stop_at = time.time() + args.seconds
 
         def client(k):
@@ -94,9 +78,6 @@ def main():
             t.join()
         elapsed = time.time() - started
         alive = server.poll() is None
-    finally:
-        server.terminate()
-        server.wait()
     print(f"model {Path(args.model).name}: {args.clients} clients, {args.slots} slot(s), {elapsed:.1f} s")
     print("| requests | errors | throughput (req/s) | p50 (ms) | p99 (ms) | server alive |\n|---|---|---|---|---|---|")
     p50 = percentile(latencies, 50) if latencies else 0

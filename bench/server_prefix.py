@@ -12,21 +12,15 @@ server's prompt-token counters. Standard library only.
 import argparse
 import json
 import math
-import socket
-import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
+from serve_harness import running_server
+
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ["What is the weather like in Paris?", "Is it raining in Oslo?", "How warm is it in Lima?",
              "Weather in Rome, in celsius?", "What's the weather in Tokyo?", "Is it sunny in Madrid?"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def time_to_first_call(base, tools, question):
@@ -62,17 +56,7 @@ def main():
     args = parser.parse_args()
     tools_a = json.loads((ROOT / "examples/weather_tools.json").read_text())
     tools_b = json.loads((ROOT / "examples/traffic_tools.json").read_text())
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([args.cli, "serve", "-m", args.model, "--port", str(port), "--slots", "1"],
-                              stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+    with running_server(args.cli, args.model, "--slots", 1) as (_, base, _port):
         time_to_first_call(base, tools_b, QUESTIONS[0])  # warm-up
         cold, warm, other = [], [], []
         for r in range(args.rounds):
@@ -80,9 +64,6 @@ def main():
             warm.append(time_to_first_call(base, tools_a, QUESTIONS[(r + 1) % len(QUESTIONS)]))
             other.append(time_to_first_call(base, tools_b, QUESTIONS[(r + 2) % len(QUESTIONS)]))
         m = metrics(base)
-    finally:
-        server.terminate()
-        server.wait()
     print(f"model {Path(args.model).name}, {args.rounds} rounds, time to the first call (geomean ms)")
     print("| request | ms |\n|---|---|")
     print(f"| new tool set (prefix not cached) | {geomean(cold):.1f} |")

@@ -149,13 +149,16 @@ Session::~Session() = default;
 namespace {
 
 // Whether the model, left free, would start a call: its best next token begins the format's
-// opener ("<tool_call>", "[") or is all of it.
+// opener ("<tool_call>") or is all of it, or opens the bare JSON of a call, which models also
+// write without their tags.
 bool starts_call(const Model::Impl& model, const float* logits) {
   std::vector<llama_token> order;
   llama_token best = pick_greedy(logits, model.vocab_size(), order, [](llama_token) { return true; });
-  const std::string& piece = model.pieces[size_t(best)];
+  std::string piece = model.pieces[size_t(best)];
+  piece.erase(0, piece.find_first_not_of(" \n"));
   const std::string& opener = model.format.opener;
-  return !piece.empty() && (opener.compare(0, piece.size(), piece) == 0 || piece.compare(0, opener.size(), opener) == 0);
+  return !piece.empty() && (opener.compare(0, piece.size(), piece) == 0 || piece.compare(0, opener.size(), opener) == 0 ||
+                            piece[0] == '{' || piece[0] == '[');
 }
 
 // The tools a call may use: all, or the one the caller chose. A call that may be a reply in

@@ -11,22 +11,19 @@ whose client went away, both seen in /metrics.
 import argparse
 import json
 import socket
-import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import openai
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from serve_harness import running_server  # noqa: E402
+
 WEATHER = "What is the weather like in Paris?"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(base, method, path, body=None, headers=None):
@@ -162,21 +159,9 @@ def main():
     args = parser.parse_args()
     with open(args.tools) as f:
         tools = json.load(f)
-    port, max_body = free_port(), 65536
-    server = subprocess.Popen([args.cli, "serve", "-m", args.model, "--port", str(port), "--slots", "2",
-                               "--max-body", str(max_body), "--timeout", "120"])
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                if http(base, "GET", "/health")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if server.poll() is not None or time.time() > deadline:
-                raise AssertionError("the server did not start")
-            time.sleep(0.2)
+    max_body = 65536
+    with running_server(args.cli, args.model, "--slots", 2, "--max-body", max_body, "--timeout", 120,
+                        quiet=False) as (server, base, port):
         client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=120)
         check(client.models.list().data[0].id != "", "model list")
         whole = test_tool_call(client, tools)
@@ -187,9 +172,6 @@ def main():
         test_prefix_reuse(base)
         test_cancel_on_disconnect(base, port)
         check(server.poll() is None, "the server is still running")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     print("all server checks passed")
 
 

@@ -1,0 +1,37 @@
+"""Starts `schemaweaver serve` on a free loopback port for the server benchmarks and tests."""
+import contextlib
+import socket
+import subprocess
+import time
+import urllib.request
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_server(cli, model, *options, quiet=True, startup_seconds=120):
+    """Yields (process, base URL, port) once /health answers; stops the server afterwards."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([str(cli), "serve", "-m", str(model), "--port", str(port), *map(str, options)],
+                              stderr=subprocess.DEVNULL if quiet else None)
+    try:
+        deadline = time.time() + startup_seconds
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.time() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.2)
+        yield server, base, port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
