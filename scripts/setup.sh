@@ -52,6 +52,7 @@ install_system_packages() {
   [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
   [ -f /usr/include/httplib.h ] || need+=(libcpp-httplib-dev)
   command -v pkg-config >/dev/null || need+=(pkg-config)
+  python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
   command -v pip3 >/dev/null || command -v pip >/dev/null || need+=(python3-pip)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing Debian packages: ${need[*]}"
