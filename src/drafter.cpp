@@ -61,14 +61,9 @@ std::vector<llama_token> PromptLookup::propose(const std::vector<llama_token>& h
 std::vector<llama_token> ModelDraft::propose(const std::vector<llama_token>& history, int carried, int limit) {
   int length = best_length(std::max(carried, 1), std::min(limit, kMaxDraft), acceptance(), draft_pass_ms_);
   if (length == 0) return {};
-  // Bring the draft model's cache to the conversation: keep the common prefix, append the rest.
-  const std::vector<llama_token>& cached = context_.history();
-  size_t same = 0;
-  while (same < cached.size() && same < history.size() && cached[same] == history[same]) ++same;
-  if (same == history.size()) --same;  // the last token is fed again for its logits
-  context_.truncate(same);
+  // Bring the draft model's cache to the conversation (its cached prefix is kept).
   PassCounter passes;
-  context_.append({history.begin() + long(same), history.end()}, passes);
+  context_.start_from(history, passes);
   std::vector<llama_token> draft;
   std::vector<llama_token> order;
   while (true) {
