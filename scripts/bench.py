@@ -39,7 +39,10 @@ GROUPS = {"tuning (simple_python, multiple)": ("simple_python", "multiple"),
           "parallel (parallel, parallel_multiple)": ("parallel", "parallel_multiple"),
           "held-out (live_simple, live_multiple)": ("live_simple", "live_multiple")}
 
-TABLE5_MODES = ["free", "constrained", "jump-forward", "speculative", "schemaweaver", "schemaweaver/read-only"]
+TABLE5_MODES = ["free", "constrained", "jump-forward", "speculative", "speculative/draft-model", "schemaweaver",
+                "schemaweaver/read-only"]
+# Same-vocabulary pairs: the model, and the smaller one that drafts for it in speculative/draft-model.
+DRAFT_MODELS = {"qwen2.5-coder-1.5b-instruct-Q4_K_M": "qwen2.5-coder-0.5b-instruct-Q4_K_M"}
 # The design steps one at a time (the paper's Table 7), then the argument set given (upper bound).
 # Provisional calls only exist for read-only tools, so they are the step that marks the tools so.
 ABLATION = [("jump-forward", "jump-forward (baseline)"),
@@ -47,7 +50,12 @@ ABLATION = [("jump-forward", "jump-forward (baseline)"),
             ("schemaweaver/no-padding", "+ parallel values"),
             ("schemaweaver", "+ padding by measured cost"),
             ("schemaweaver/read-only", "+ provisional calls (tools read-only)"),
-            ("schemaweaver/given-args/read-only", "argument set given (upper bound)")]
+            ("schemaweaver/given-args/read-only", "argument set given (upper bound)"),
+            ("schemaweaver/drafts", "beyond the paper: + prompt-lookup drafts in the value branches")]
+# Rows whose answers must equal another mode's (the same decisions, made in fewer passes).
+SAME_AS = {"schemaweaver/no-padding": "schemaweaver/no-parallel/no-padding", "schemaweaver": "schemaweaver/no-padding",
+           "schemaweaver/read-only": "schemaweaver", "schemaweaver/drafts": "schemaweaver",
+           "speculative": "constrained", "speculative/draft-model": "constrained"}
 RSS_MODES = ["constrained", "jump-forward", "speculative", "schemaweaver"]
 BANDWIDTH_MODES = ["constrained", "jump-forward", "schemaweaver"]
 # One call through its phases (the paper's Table 8 example: 2 required arguments, 1 optional).
@@ -107,8 +115,14 @@ def stage_costs(cfg, model, out):
     path.write_text(result.stdout)
 
 
+def draft_model(model):
+    """The GGUF that drafts for `model` in speculative/draft-model, or None."""
+    path = CACHE / "models" / f"{DRAFT_MODELS.get(model.stem, '')}.gguf"
+    return path if model.stem in DRAFT_MODELS and path.exists() else None
+
+
 def modes_for(cfg, model, largest):
-    modes = list(TABLE5_MODES)
+    modes = [m for m in TABLE5_MODES if m != "speculative/draft-model" or draft_model(model)]
     if model.stem == DEFAULT_MODEL or model == largest:
         modes += [m for m, _ in ABLATION if m not in modes]
     return modes
@@ -116,10 +130,12 @@ def modes_for(cfg, model, largest):
 
 def stage_modes(cfg, model, out, largest):
     stem = out / f"modes-{model.stem}"
+    draft = draft_model(model)
     run([CLI, "bfcl", "-m", model, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES,
          "--sample", cfg.sample, "--seed", 1, "--repeat", cfg.repeat, "--warmup", 1,
          "--modes", ",".join(modes_for(cfg, model, largest)), "--out", f"{stem}.jsonl",
-         "--summary-json", f"{stem}.summary.json", "--resume"], stdout=open(f"{stem}.md", "w"))
+         "--summary-json", f"{stem}.summary.json", "--resume"] + (["--draft-model", draft] if draft else []),
+        stdout=open(f"{stem}.md", "w"))
 
 
 def stage_rss(cfg, model, out):
@@ -192,6 +208,18 @@ def stage_bandwidth(cfg, model, out):
 def read_lines(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def same_answers(lines, mode, reference):
+    """'n/m as <reference>': cases where `mode` wrote exactly the text `reference` wrote."""
+    if not reference:
+        return ""
+    texts = {}
+    for line in lines:
+        texts.setdefault(line["id"], {})[line["mode"]] = line.get("output")
+    pairs = [t for t in texts.values() if mode in t and reference in t]
+    same = sum(t[mode] == t[reference] for t in pairs)
+    return f"{same}/{len(pairs)} as `{reference}`"
 
 
 def summarise(lines):
@@ -359,7 +387,8 @@ def report(cfg, models, out, command):
                       if s.get("draft_tokens") else "")
             rows.append([name, f"{s['correct']}/{s['cases']}", f"{100 * s['schema_valid']:.0f} %",
                          fmt(s["latency_geomean_ms"]), rng, f"{speed:.2f}x", fmt(s["passes_per_call"]),
-                         fmt(s["tokens_per_pass"], 2), fmt(s["passes_per_call"] * weight_gb, 2), drafts])
+                         fmt(s["tokens_per_pass"], 2), fmt(s["passes_per_call"] * weight_gb, 2), drafts,
+                         same_answers(lines, name, SAME_AS.get(name) if name.startswith("speculative") else None)])
         sections.append(f"## {m.stem}\n\nModel: {summary.get('model_description', '')}, "
                         f"{summary.get('weight_bytes', 0) / 2**20:.0f} MiB of weights; "
                         f"{summary['threads']} threads; {summary['llama']}.\n\n"
@@ -367,7 +396,8 @@ def report(cfg, models, out, command):
                         "every call of the turn can be executed. Weight GB streamed per call = passes x weight "
                         "bytes, a proxy for energy (energy itself cannot be measured here).\n\n" +
                         table(["mode", "correct", "schema-valid", "latency geomean (ms)", "min / median / max",
-                               "vs constrained", "passes/call", "tokens/pass", "weight GB/call", "drafts taken"],
+                               "vs constrained", "passes/call", "tokens/pass", "weight GB/call", "drafts taken",
+                               "same answers"],
                               rows))
         # By category group.
         rows = []
@@ -385,14 +415,18 @@ def report(cfg, models, out, command):
                         table(["categories", "mode", "correct", "latency geomean (ms)", "vs constrained",
                                "passes/call"], rows))
         # Table 7
-        if all(mode in modes for mode, _ in ABLATION):
+        if "jump-forward" in modes and "schemaweaver" in modes:
             jf = modes["jump-forward"]["latency_geomean_ms"]
             rows = [[label, f"`{mode}`", f"{modes[mode]['correct']}/{modes[mode]['cases']}",
                      fmt(modes[mode]["latency_geomean_ms"]), f"{jf / modes[mode]['latency_geomean_ms']:.2f}x",
-                     fmt(modes[mode]["passes_per_call"])] for mode, label in ABLATION]
-            sections.append("### Table 7: ablation, one design step at a time\n\n" +
+                     fmt(modes[mode]["passes_per_call"]), same_answers(lines, mode, SAME_AS.get(mode))]
+                    for mode, label in ABLATION if mode in modes]
+            sections.append("### Table 7: ablation, one design step at a time\n\n"
+                            "Same answers: cases whose text equals that of the mode the row must agree with (its "
+                            "output is meant to be the same; llama.cpp's kernels round differently for passes "
+                            "of different shapes, so near-ties can flip).\n\n" +
                             table(["step", "mode", "correct", "latency geomean (ms)", "vs jump-forward",
-                                   "passes/call"], rows))
+                                   "passes/call", "same answers"], rows))
         # Table 8 and Figure 11
         sw_lines = [l for l in lines if l["mode"] == "schemaweaver" and not l.get("not_run")]
         if sw_lines:

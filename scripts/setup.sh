@@ -52,6 +52,7 @@ install_system_packages() {
   [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
   [ -f /usr/include/httplib.h ] || need+=(libcpp-httplib-dev)
   command -v pkg-config >/dev/null || need+=(pkg-config)
+  command -v git >/dev/null || need+=(git)  # the git MCP server of the agent test
   python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
   command -v pip3 >/dev/null || command -v pip >/dev/null || need+=(python3-pip)
   if [ ${#need[@]} -gt 0 ]; then
@@ -188,8 +189,8 @@ install_bfcl() {
 }
 
 # Real peers for the tests, from PyPI, in a virtual environment of their own: the official
-# OpenAI client (against `serve`) and an MCP server (for `agent`).
-TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19"
+# OpenAI client (against `serve`) and two MCP servers (for `agent`).
+TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19"
 install_test_peers() {
   local venv="$CACHE/venv"
   if [ -f "$venv/.complete" ] && [ "$(cat "$venv/.complete")" = "$TEST_PEERS" ]; then return; fi

@@ -171,7 +171,7 @@ class SchemaRules {
 }  // namespace
 
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
-                                                  const std::vector<ToolSpec>& tools) {
+                                                  const std::vector<ToolSpec>& tools, int max_calls) {
   if (tools.empty()) throw Error("cannot build a call grammar without tools");
   GrammarBuilder b;
   SchemaRules rules(b);
@@ -181,9 +181,11 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
                        rules.object(tool.arguments, "args-" + tool.name) + G::literal("}"));
   }
   uint32_t call = b.add("call", {G::literal("{\"name\": ") + b.ref(b.add("tool", per_tool))});
-  uint32_t more = b.star("more-calls", G::literal(format.separator) + b.ref(call));
-  uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + b.ref(more) +
-                                   G::literal(format.closer)});
+  Sequence more_call = G::literal(format.separator) + b.ref(call);
+  Sequence more;  // what may follow the first call: any number of calls, or up to max_calls - 1
+  if (max_calls <= 0) more = b.ref(b.star("more-calls", more_call));
+  for (int n = 1; n < max_calls; ++n) more = b.ref(b.add("more-calls", {more_call + more, {}}));
+  uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + more + G::literal(format.closer)});
   return std::make_shared<const Grammar>(b.build(root));
 }
 
@@ -204,11 +206,14 @@ std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, con
 }
 
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
-                                                  const std::vector<Property>& optional, bool members_written) {
+                                                  const std::vector<Property>& optional, bool members_written,
+                                                  bool last_call) {
   GrammarBuilder b;
   SchemaRules rules(b);
   Sequence object = members_written ? rules.object_rest(optional, "args") : rules.object(optional, "args");
-  uint32_t end = b.add("end", {G::literal(format.closer), G::literal(format.separator)});
+  std::vector<Sequence> ends{G::literal(format.closer)};
+  if (!last_call) ends.push_back(G::literal(format.separator));
+  uint32_t end = b.add("end", ends);
   uint32_t root = b.add("tail", {G::literal(prefix) + object + G::literal("}") + b.ref(end)});
   return std::make_shared<const Grammar>(b.build(root));
 }

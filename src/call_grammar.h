@@ -15,8 +15,9 @@
 
 namespace sw {
 
+// max_calls: the calls of the turn at most (0: any number).
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
-                                                  const std::vector<ToolSpec>& tools);
+                                                  const std::vector<ToolSpec>& tools, int max_calls = 0);
 // One argument value, after `prefix` (text the skeleton left to the value, such as a space).
 std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix = "");
 
@@ -25,8 +26,9 @@ std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const s
 std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const std::vector<ToolSpec>& tools);
 // The tail of a call: `prefix`, the arguments object's remaining `optional` members (each at
 // most once, in order) and its "}" - or, if no member is written yet, the whole object - then
-// the call's "}" and either the format's closer or its separator before another call.
+// the call's "}" and the format's closer, or (unless `last_call`) its separator before another.
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
-                                                  const std::vector<Property>& optional, bool members_written);
+                                                  const std::vector<Property>& optional, bool members_written,
+                                                  bool last_call);
 
 }  // namespace sw

@@ -47,6 +47,16 @@ int CostCurve::padded_size(int n, double margin) const {
   return cost(best) < cost(n) * (1 - margin) ? best : n;
 }
 
+int CostCurve::free_size(int n, double margin) const {
+  int padded = padded_size(n, margin);
+  if (padded < 1 || padded > max_tokens()) return n;
+  int most = padded;
+  for (int m = padded + 1; m <= max_tokens(); ++m) {
+    if (cost(m) <= cost(padded)) most = m;
+  }
+  return most;
+}
+
 Json CostCurve::to_json() const { return {{"pass_ms_by_tokens", ms}}; }
 
 CostCurve measure_cost_curve(Context& context, const Model::Impl& model, int max_tokens, int rounds,

@@ -23,6 +23,8 @@ struct CostCurve {
   // The number of tokens a pass that must carry n should carry: the cheapest m >= n within the
   // curve, if it is cheaper than n by more than `margin` (measurement noise); else n.
   int padded_size(int n, double margin = 0.03) const;
+  // The most tokens a pass that must carry n can carry for what its padded size costs anyway.
+  int free_size(int n, double margin = 0.03) const;
   Json to_json() const;
 };
 

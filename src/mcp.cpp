@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <future>
@@ -207,8 +208,13 @@ AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, 
     for (const ToolSpec& t : server->tools()) {
       if (owner.count(t.name)) throw Error("two MCP servers offer a tool named '" + t.name + "'");
       owner[t.name] = server;
-      tools.push_back(t);
+      bool shown = options.tools.empty() ||
+                   std::find(options.tools.begin(), options.tools.end(), t.name) != options.tools.end();
+      if (shown) tools.push_back(t);
     }
+  }
+  for (const std::string& name : options.tools) {
+    if (!owner.count(name)) throw Error("no MCP server offers a tool named '" + name + "'");
   }
   if (tools.empty()) throw Error("the MCP servers offer no tools");
 

@@ -215,7 +215,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   request.messages = parse_messages(body, limits);
   request.tools = parse_tool_list(body, limits);
   parse_tool_choice(body, request);
-  request.parallel_tool_calls = optional_bool(body, "parallel_tool_calls", true);
+  if (!optional_bool(body, "parallel_tool_calls", true)) request.options.max_calls = 1;
   request.stream = optional_bool(body, "stream", false);
   request.options.max_tokens = parse_max_tokens(body, limits);
   if (body.contains("x_decoding_mode")) {

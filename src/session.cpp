@@ -190,6 +190,7 @@ Prepared prepare(const Model::Impl& model, int context_size, const std::vector<M
   Prepared p{usable_tools(all_tools, options), {}};
   if (messages.empty()) throw Error("no messages given");
   if (options.max_tokens <= 0) throw Error("max_tokens must be positive");
+  if (options.max_calls < 0) throw Error("max_calls must be 0 (any number) or positive");
   if (options.mode != DecodeMode::SchemaWeaver && !options.given_arguments.empty())
     throw Error("given arguments are a SchemaWeaver option");
   if (options.draft_model && options.mode != DecodeMode::Speculative)
@@ -217,7 +218,7 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   const std::vector<ToolSpec>& tools = prepared.tools;
   const std::vector<llama_token>& prompt = prepared.prompt;
   const bool weaving = options.mode == DecodeMode::SchemaWeaver;
-  const bool drafting = options.mode == DecodeMode::Speculative;
+  const bool drafting = options.mode == DecodeMode::Speculative || (weaving && options.weaver.drafts);
   // Every pass first asks whether the caller still wants the answer.
   context.set_interrupt(options.cancelled);
   struct Reset {
@@ -247,7 +248,8 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
     generated = generate(context, model, *strategy, options.max_tokens, nullptr);
     s.phases.push_back({"reply", generated.passes.passes, generated.passes.tokens, ms_between(prefilled, Clock::now())});
   } else if (weaving) {
-    WeaveResult woven = weave(context, model, tools, options, impl_->cost_curve ? &*impl_->cost_curve : nullptr, tracker);
+    WeaveResult woven = weave(context, model, tools, options, impl_->cost_curve ? &*impl_->cost_curve : nullptr, tracker,
+                              drafter.get());
     generated = std::move(woven.generation);
     s.phases = std::move(woven.phases);
     s.events = std::move(woven.events);
@@ -255,7 +257,7 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
     s.constraint_steps = woven.constraint_steps;
     failure = woven.failure;
   } else {
-    auto grammar = options.mode == DecodeMode::Free ? nullptr : build_call_grammar(model.format, tools);
+    auto grammar = options.mode == DecodeMode::Free ? nullptr : build_call_grammar(model.format, tools, options.max_calls);
     std::unique_ptr<Strategy> strategy = make_strategy(options.mode, model, grammar);
     generated = generate(context, model, *strategy, options.max_tokens, &tracker, drafter.get());
     s.constraint_ms = strategy->constraint_ms();
@@ -283,6 +285,9 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   try {
     if (!failure.empty()) throw Error(failure);
     result.calls = model.format.parse(result.text);
+    if (options.max_calls > 0 && int(result.calls.size()) > options.max_calls)
+      throw Error(std::to_string(result.calls.size()) + " calls where at most " + std::to_string(options.max_calls) +
+                  " are allowed");
     for (const ToolCall& call : result.calls) {
       std::string why = schema_violation(all_tools, call);
       if (!why.empty()) throw Error("the call does not fit the schema: " + why);

@@ -42,9 +42,9 @@ struct Branch {
 class Weaver {
  public:
   Weaver(Context& context, const Model::Impl& model, const std::vector<ToolSpec>& tools,
-         const CallOptions& options, const CostCurve* curve, CallTracker& tracker)
+         const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter)
       : context_(context), model_(model), tools_(tools), options_(options), curve_(curve),
-        tracker_(tracker), prompt_size_(size_t(context.used())) {}
+        tracker_(tracker), drafter_(drafter), prompt_size_(size_t(context.used())) {}
 
   WeaveResult run() {
     for (int index = 0;; ++index) {
@@ -188,7 +188,9 @@ class Weaver {
       write_back(branches);
     }
     std::string rest = pending();
-    if (!serial("optional", build_tail_grammar(rest, model_.format, later, !args.empty()), rest)) return false;
+    bool last_call = options_.max_calls > 0 && index + 1 >= options_.max_calls;
+    if (!serial("optional", build_tail_grammar(rest, model_.format, later, !args.empty(), last_call), rest))
+      return false;
     if (!final_emitted) {
       ToolCall call = call_at(call_start_);
       double at = index < int(tracker_.closed_ms().size()) ? tracker_.closed_ms()[size_t(index)]
@@ -266,10 +268,10 @@ class Weaver {
   // A value ends where its grammar ends (a closing quote or bracket), or at the first token
   // that cannot continue a value that could end there (a number): what the token holds beyond
   // the value is the model's view of what follows, which the skeleton fixes anyway.
-  Fit fit(const Branch& b, llama_token token) const {
+  Fit fit(const Matcher& value, llama_token token) const {
     const std::string& piece = model_.pieces[size_t(token)];
     bool text = !piece.empty() && !model_.is_atomic(token) && !model_.is_end_of_generation(token);
-    Matcher m = b.matcher;
+    Matcher m = value;
     size_t used = text ? m.advance_prefix(piece) : 0;
     if (text && used == piece.size()) return {m.can_continue() ? Fit::Continues : Fit::Ends, used};
     if (m.can_end()) return {Fit::Ends, used};
@@ -286,7 +288,7 @@ class Weaver {
         b.logits.data(), model_.vocab_size(), order_,
         [&](llama_token t) {
           if (in_string && model_.plain_string[size_t(t)]) return true;
-          return fit(b, t).kind != Fit::No;
+          return fit(b.matcher, t).kind != Fit::No;
         },
         [&](llama_token t) {
           const std::string& piece = model_.pieces[size_t(t)];
@@ -300,7 +302,7 @@ class Weaver {
   // Adds the token's text to the value; the branch is done when its value is complete.
   void apply(Branch& b, llama_token token) {
     const std::string& piece = model_.pieces[size_t(token)];
-    Fit f = fit(b, token);
+    Fit f = fit(b.matcher, token);
     b.matcher.advance_prefix(piece.substr(0, f.used));
     b.text += piece.substr(0, f.used);
     b.done = f.kind == Fit::Ends;
@@ -316,6 +318,15 @@ class Weaver {
     }
   }
 
+  // A branch's part of one pass: its next token at `index` of the batch, and a draft from
+  // `draft_index` on.
+  struct Carried {
+    Branch* branch;
+    int index;
+    std::vector<llama_token> draft;
+    int draft_index = 0;
+  };
+
   bool decode_values(std::vector<Branch>& branches) {
     auto started = Clock::now();
     PassCounter passes;
@@ -323,10 +334,10 @@ class Weaver {
     bool ok = true;
     while (ok) {
       std::vector<BatchToken> batch;
-      std::vector<Branch*> owners;
+      std::vector<Carried> carried;
       for (Branch& b : branches) {
         if (b.done) continue;
-        if (!options_.weaver.parallel_values && !owners.empty()) break;
+        if (!options_.weaver.parallel_values && !carried.empty()) break;
         llama_token token = pick(b);
         if (token < 0) {
           result_.failure = "no token fits the value of '" + b.skeleton->argument->name + "'";
@@ -336,9 +347,9 @@ class Weaver {
         result_.generation.sampled_tokens += 1;
         apply(b, token);
         if (b.done) continue;
+        carried.push_back({&b, int(batch.size()), {}, 0});
         batch.push_back({token, b.next_pos++, {b.sequence}, true});
         b.cached.push_back(token);
-        owners.push_back(&b);
       }
       if (!ok || batch.empty()) break;
       if (budget() <= 0) {
@@ -347,14 +358,83 @@ class Weaver {
         ok = false;
         break;
       }
-      int padded = options_.weaver.padding && curve_ ? curve_->padded_size(int(batch.size())) : int(batch.size());
+      if (drafter_) add_drafts(carried, batch);
+      const int carrying = int(batch.size());
+      int padded = options_.weaver.padding && curve_ ? curve_->padded_size(carrying) : carrying;
       for (int k = 0; int(batch.size()) < padded; ++k) batch.push_back({placeholder, k, {Context::kScratch}, false});
       context_.decode(batch, passes);
-      if (padded > int(owners.size())) context_.drop(Context::kScratch);
-      for (size_t i = 0; i < owners.size(); ++i) keep_logits(*owners[i], int(i));
+      if (padded > carrying) context_.drop(Context::kScratch);
+      for (const Carried& c : carried) take_draft(c);
     }
     count("values", passes, started);
     return ok;
+  }
+
+  // Puts a guess of how branches go on behind their tokens: the continuation that followed
+  // the latest earlier occurrence of the branch's last tokens (in the prompt, the head or the
+  // branch), cut before the first token that would end the value or that its constraint
+  // rejects (an ending token needs no cell: it is checked on the logits before it). The
+  // values take as many passes as their longest branch, so a draft pays only on that path:
+  // a lone branch drafts as far as the cost curve says pays (as speculative decoding does);
+  // several branches only fill the places that the pass's cost leaves free (where padding
+  // would put placeholders), a draft token each in turn.
+  void add_drafts(std::vector<Carried>& carried, std::vector<BatchToken>& batch) {
+    const int carrying = int(batch.size());
+    int room = std::min(budget() - carrying, curve_ ? curve_->free_size(carrying) - carrying : 0);
+    for (Carried& c : carried) {
+      Branch& b = *c.branch;
+      std::vector<llama_token> history = context_.history();
+      history.insert(history.end(), b.cached.begin(), b.cached.end());
+      std::vector<llama_token> draft = carried.size() == 1
+                                           ? drafter_->propose(history, carrying, budget() - carrying)
+                                           : lookup_continuation(history, std::min(room, Drafter::kMaxDraft));
+      Matcher value = b.matcher;
+      size_t admissible = 0;
+      while (admissible < draft.size() && fit(value, draft[admissible]).kind == Fit::Continues)
+        value.advance_prefix(model_.pieces[size_t(draft[admissible++])]);
+      c.draft.assign(draft.begin(), draft.begin() + long(admissible));
+    }
+    // Several branches: one draft token per branch in turn while free places last.
+    if (carried.size() > 1) {
+      std::vector<size_t> share(carried.size(), 0);
+      for (bool added = true; added && room > 0;) {
+        added = false;
+        for (size_t i = 0; i < carried.size() && room > 0; ++i) {
+          if (share[i] < carried[i].draft.size()) ++share[i], --room, added = true;
+        }
+      }
+      for (size_t i = 0; i < carried.size(); ++i) carried[i].draft.resize(share[i]);
+    }
+    for (Carried& c : carried) {
+      c.draft_index = int(batch.size());
+      for (size_t k = 0; k < c.draft.size(); ++k)
+        batch.push_back({c.draft[k], c.branch->next_pos + llama_pos(k), {c.branch->sequence}, true});
+    }
+  }
+
+  // After the pass: the branch takes the draft tokens that its constrained greedy choice
+  // agrees with, each moving it on without a pass of its own; the cells of the rest (and of a
+  // token that completed the value, which a value never keeps) are dropped.
+  void take_draft(const Carried& c) {
+    Branch& b = *c.branch;
+    keep_logits(b, c.index);
+    const llama_pos drafted_end = b.next_pos + llama_pos(c.draft.size());
+    size_t taken = 0;
+    while (taken < c.draft.size() && pick(b) == c.draft[taken]) {
+      llama_token token = c.draft[taken++];
+      result_.generation.sampled_tokens += 1;
+      apply(b, token);
+      if (b.done) break;
+      b.cached.push_back(token);
+      keep_logits(b, c.draft_index + int(taken) - 1);
+      ++b.next_pos;
+    }
+    if (b.next_pos < drafted_end) context_.drop(b.sequence, b.next_pos);
+    if (c.draft.empty()) return;
+    int checked = int(std::min(c.draft.size(), taken + 1));
+    result_.generation.draft_tokens += checked;
+    result_.generation.accepted_draft_tokens += int(taken);
+    drafter_->record(checked, int(taken));
   }
 
   // The assembled call's tokens after the head: the tokens the branches sampled for their
@@ -415,6 +495,7 @@ class Weaver {
   const CallOptions& options_;
   const CostCurve* curve_;
   CallTracker& tracker_;
+  Drafter* drafter_;
   const size_t prompt_size_;
   const ByteSet string_body_ = string_body_bytes();
   std::string turn_;        // the answer decided so far
@@ -427,8 +508,8 @@ class Weaver {
 }  // namespace
 
 WeaveResult weave(Context& context, const Model::Impl& model, const std::vector<ToolSpec>& tools,
-                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker) {
-  return Weaver(context, model, tools, options, curve, tracker).run();
+                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter) {
+  return Weaver(context, model, tools, options, curve, tracker, drafter).run();
 }
 
 }  // namespace sw

@@ -7,6 +7,11 @@
 // per pass, each under its own type constraint; the call is assembled and emitted, then
 // written back into the conversation in one pass; optional arguments and the end of the call
 // are decided last, by the serial decode loop. Several calls in a turn repeat this.
+//
+// With drafts, each pass also carries a guess of how each unfinished value goes on (prompt
+// lookup over the conversation and the branch: values mostly copy the user's words or the
+// tools' enum members); the branch takes the leading draft tokens that its constrained greedy
+// choice agrees with, so the values are the same as without drafts, in fewer passes.
 #pragma once
 
 #include <vector>
@@ -26,8 +31,11 @@ struct WeaveResult {
 };
 
 // `curve` is needed for padding only (may be null otherwise). Times are taken from
-// tracker.origin(), which the tracker also uses for the closing of each call.
+// tracker.origin(), which the tracker also uses for the closing of each call. With a
+// `drafter` (WeaverOptions::drafts), every pass also checks drafts: in each value branch, and
+// in the serial phases.
 WeaveResult weave(Context& context, const Model::Impl& model, const std::vector<ToolSpec>& tools,
-                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker);
+                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker,
+                  Drafter* drafter = nullptr);
 
 }  // namespace sw

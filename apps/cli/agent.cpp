@@ -41,6 +41,7 @@ struct AgentCommand {
   ModelOptions model;
   std::vector<std::string> mcp;
   std::string config_path;
+  std::vector<std::string> tools;
   std::string prompt;
   std::string mode = "schemaweaver";
   int max_rounds = 6;
@@ -74,6 +75,7 @@ struct AgentCommand {
     options.call.max_tokens = max_tokens;
     options.max_rounds = max_rounds;
     options.first_turn_calls = require_call;
+    options.tools = tools;
     sw::AgentResult r = sw::run_agent(session, used, {{"user", prompt}}, options, [](const sw::AgentStep& step) {
       std::fprintf(stderr, "round %d: %s -> %s%s%s\n", step.round, sw::dump_json(step.call.to_json()).c_str(),
                    step.result.is_error ? "error: " : "", step.result.text.c_str(),
@@ -101,6 +103,7 @@ void add_agent_command(CLI::App& app) {
   c->model.add_to(*cmd);
   cmd->add_option("--mcp", c->mcp, "an MCP server command, e.g. \"mcp-server-time\" (repeatable; split at spaces)");
   cmd->add_option("--config", c->config_path, "MCP servers from a JSON file {\"mcpServers\": {...}}");
+  cmd->add_option("--tools", c->tools, "show the model only these of the servers' tools")->delimiter(',');
   cmd->add_option("-p,--prompt", c->prompt, "the user's request")->required();
   cmd->add_option("--mode", c->mode, "decoding mode of each turn")->capture_default_str();
   cmd->add_option("--max-rounds", c->max_rounds, "model turns at most")->capture_default_str();

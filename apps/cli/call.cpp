@@ -18,6 +18,7 @@ struct CallCommand {
   std::string draft_model;
   std::string tool_choice = "required";
   int max_tokens = 256;
+  int max_calls = 0;
   bool json = false;
   bool print_prompt = false;
 
@@ -41,6 +42,7 @@ struct CallCommand {
     if (spec.read_only_tools) throw sw::Error("name the read-only tools with --read-only");
     sw::CallOptions options = spec.options;
     options.max_tokens = max_tokens;
+    options.max_calls = max_calls;
     options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
                           : tool_choice == "none" ? sw::ToolChoice::None
                                                   : sw::ToolChoice::Required;
@@ -116,7 +118,7 @@ void add_call_command(CLI::App& app) {
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
   prompt->excludes(messages);
   cmd->add_option("--mode", c->mode,
-                  "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional]")
+                  "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional][/drafts]")
       ->capture_default_str();
   cmd->add_option("--tool", c->tool, "use this tool (its name is not decoded)");
   cmd->add_option("--given-arguments", c->given_arguments, "schemaweaver: decode exactly these arguments (needs --tool)")
@@ -127,6 +129,9 @@ void add_call_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--draft-model", c->draft_model, "speculative: draft with this smaller GGUF model of the same vocabulary");
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
+  cmd->add_option("--max-calls", c->max_calls, "calls in the answer at most (0: any number)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
   cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");
   cmd->callback([c, prompt, messages] {

@@ -16,7 +16,7 @@ struct ModelOptions {
 };
 
 // A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
-// no-parallel, no-padding, no-provisional, given-args (the argument set is taken from the
+// no-parallel, no-padding, no-provisional, drafts, given-args (the argument set is taken from the
 // expected answer, where there is one) and read-only (every tool is treated as read-only, so
 // provisional calls apply). The speculative mode takes draft-model (drafts from the model given
 // by --draft-model instead of prompt lookup). Throws sw::Error on an unknown mode or switch.

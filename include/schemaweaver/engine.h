@@ -81,6 +81,9 @@ struct WeaverOptions {
   bool parallel_values = true;  // false: the branches are decoded one after another
   bool padding = true;          // pad a pass to a larger token count when that is measured cheaper
   bool provisional = true;      // emit provisional calls for read-only tools
+  // Each pass also checks prompt-lookup drafts of how the values (and the serial phases) go
+  // on; the answer is the same, the passes fewer when the drafts are taken.
+  bool drafts = false;
 };
 
 // A call as soon as it can be executed (SchemaWeaver emits it before the turn is finished).
@@ -109,6 +112,9 @@ struct CallOptions {
   DecodeMode mode = DecodeMode::SchemaWeaver;
   int max_tokens = 256;  // tokens chosen by the model at most, after the prompt
   ToolChoice tool_choice = ToolChoice::Required;
+  // Calls in the turn at most (OpenAI's parallel_tool_calls false is 1); 0: any number. The
+  // grammar ends the turn after the last allowed call; free decoding reports an error instead.
+  int max_calls = 0;
   // A tool chosen beforehand (a tool selector): the calls use this tool and its name is not
   // decoded. "" lets the model choose. Throws Error if no tool has this name.
   std::string tool;

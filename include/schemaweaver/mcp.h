@@ -66,6 +66,9 @@ struct AgentOptions {
   // The first turn must be a call (for a request known to need a tool; a small model may
   // otherwise answer at once).
   bool first_turn_calls = false;
+  // Only these of the servers' tools are shown to the model (all if empty); run_agent throws
+  // Error for a name no server offers.
+  std::vector<std::string> tools;
 };
 
 // One call the agent made and what came back.

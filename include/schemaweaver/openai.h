@@ -43,10 +43,9 @@ struct ChatRequest {
   std::string model;
   std::vector<Message> messages;
   std::vector<ToolSpec> tools;
-  bool parallel_tool_calls = true;
   bool stream = false;
   // mode, max_tokens, tool_choice (auto, none, required; a named function is required with
-  // options.tool set)
+  // options.tool set), max_calls (1 when parallel_tool_calls is false)
   CallOptions options;
 };
 

@@ -140,6 +140,26 @@ TEST(Weaver, ParallelValuesTakeFewerPassesThanConstrainedDecoding) {
   }
 }
 
+// Values copied from the request are guessed by prompt lookup and checked in the same passes:
+// the same answer in fewer passes.
+TEST(Weaver, DraftsChangeThePassesNotTheAnswer) {
+  int fewer = 0;
+  for (const char* id : {"simple_python_97", "multiple_50", "parallel_8", "live_simple_53-24-0"}) {
+    sw::bfcl::Case c = bfcl_case(id);
+    auto tools = sw::parse_tools(c.functions);
+    sw::Session session(model());
+    sw::CallOptions options = weaving(128);
+    sw::CallResult plain = session.call(c.messages, tools, options);
+    options.weaver.drafts = true;
+    sw::CallResult drafted = session.call(c.messages, tools, options);
+    EXPECT_EQ(drafted.text, plain.text) << id;
+    EXPECT_EQ(plain.stats.draft_tokens, 0) << id;
+    EXPECT_LE(drafted.stats.accepted_draft_tokens, drafted.stats.draft_tokens) << id;
+    fewer += drafted.stats.call_passes < plain.stats.call_passes;
+  }
+  EXPECT_GE(fewer, 2) << "drafts saved passes in fewer than two of four calls";
+}
+
 TEST(Weaver, ProvisionalCallsOnlyForReadOnlyTools) {
   auto tools = weather_tools();
   const std::string request = "What is the weather like in Paris, in fahrenheit?";
@@ -220,6 +240,25 @@ TEST(Weaver, SeveralCallsInOneTurn) {
   for (size_t i = 0; i < r.calls.size(); ++i) {
     EXPECT_EQ(r.stats.events[i].index, int(i));
     EXPECT_EQ(r.stats.events[i].call, r.calls[i]);
+  }
+}
+
+// parallel_tool_calls false: the turn ends after the first call, which is the one the model
+// writes first without the limit, in every constrained mode.
+TEST(Weaver, MaxCallsEndsTheTurn) {
+  sw::bfcl::Case c = bfcl_case("multiple_178");
+  auto tools = sw::parse_tools(c.functions);
+  for (sw::DecodeMode mode : {sw::DecodeMode::SchemaWeaver, sw::DecodeMode::Constrained}) {
+    sw::Session session(model());
+    sw::CallOptions options = weaving(128);
+    options.mode = mode;
+    sw::CallResult any = session.call(c.messages, tools, options);
+    ASSERT_GE(any.calls.size(), 2u) << any.text;
+    options.max_calls = 1;
+    sw::CallResult one = session.call(c.messages, tools, options);
+    ASSERT_TRUE(one.error.empty()) << one.error << "\n" << one.text;
+    ASSERT_EQ(one.calls.size(), 1u) << one.text;
+    EXPECT_EQ(one.calls[0], any.calls[0]) << to_string(mode);
   }
 }
 

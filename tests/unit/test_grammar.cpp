@@ -75,6 +75,20 @@ TEST(CallGrammar, HermesFormatSeveralBlocks) {
                                "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"CET\"}}\n</tool_call>"));
 }
 
+TEST(CallGrammar, MaxCallsEndsTheTurn) {
+  const sw::CallFormat format = sw::CallFormat::by_name("json");
+  const std::string one = R"({"name": "get_time", "arguments": {"tz": "UTC"}})";
+  auto single = sw::build_call_grammar(format, weather_tools(), 1);
+  EXPECT_TRUE(matches(single, "[" + one + "]"));
+  EXPECT_FALSE(matches(single, "[" + one + ", " + one + "]"));
+  auto two = sw::build_call_grammar(format, weather_tools(), 2);
+  EXPECT_TRUE(matches(two, "[" + one + "]"));
+  EXPECT_TRUE(matches(two, "[" + one + ", " + one + "]"));
+  EXPECT_FALSE(matches(two, "[" + one + ", " + one + ", " + one + "]"));
+  auto any = sw::build_call_grammar(format, weather_tools(), 0);
+  EXPECT_TRUE(matches(any, "[" + one + ", " + one + ", " + one + "]"));
+}
+
 TEST(CallGrammar, ForcedTextIsWhatTheSchemaFixes) {
   auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("smollm2"), weather_tools());
   sw::Matcher m(grammar);
@@ -133,14 +147,17 @@ TEST(WeaverGrammars, TailDecidesOptionalArgumentsAndTheEndOfTheCall) {
   sw::CallFormat format = sw::CallFormat::by_name("smollm2");
   const sw::ToolSpec weather = weather_tools()[0];
   std::vector<sw::Property> optional{*weather.find_argument("unit")};
-  auto tail = sw::build_tail_grammar("\"", format, optional, true);
+  auto tail = sw::build_tail_grammar("\"", format, optional, true, false);
   EXPECT_TRUE(matches(tail, R"("}}]</tool_call>)"));
   EXPECT_TRUE(matches(tail, R"(", "unit": "c"}}]</tool_call>)"));
   EXPECT_TRUE(matches(tail, R"("}}, )"));  // another call follows
+  auto last = sw::build_tail_grammar("\"", format, optional, true, true);
+  EXPECT_TRUE(matches(last, R"("}}]</tool_call>)"));
+  EXPECT_FALSE(matches(last, R"("}}, )"));  // the last call allowed
   EXPECT_FALSE(matches(tail, R"(", "unit": "c", "unit": "f"}}]</tool_call>)"));
   EXPECT_FALSE(matches(tail, R"(}}]</tool_call>)"));  // the pending text comes first
   // No member written yet: the whole arguments object, which may be empty.
-  auto whole = sw::build_tail_grammar(", \"arguments\": ", format, optional, false);
+  auto whole = sw::build_tail_grammar(", \"arguments\": ", format, optional, false, false);
   EXPECT_TRUE(matches(whole, R"(, "arguments": {}}]</tool_call>)"));
   EXPECT_TRUE(matches(whole, R"(, "arguments": {"unit": "f"}}]</tool_call>)"));
 }

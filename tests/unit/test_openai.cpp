@@ -50,7 +50,7 @@ TEST(OpenAiRequest, ParsesAConversationWithToolCallsAndResults) {
   EXPECT_EQ(r.options.max_tokens, 64);
   EXPECT_EQ(r.options.mode, sw::DecodeMode::JumpForward);
   EXPECT_TRUE(r.stream);
-  EXPECT_FALSE(r.parallel_tool_calls);
+  EXPECT_EQ(r.options.max_calls, 1);
 }
 
 TEST(OpenAiRequest, DefaultsFollowOpenAi) {
@@ -59,7 +59,7 @@ TEST(OpenAiRequest, DefaultsFollowOpenAi) {
   EXPECT_TRUE(r.options.tool.empty());
   EXPECT_EQ(r.options.mode, sw::DecodeMode::SchemaWeaver);
   EXPECT_FALSE(r.stream);
-  EXPECT_TRUE(r.parallel_tool_calls);
+  EXPECT_EQ(r.options.max_calls, 0);
   Json no_tools = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}]})");
   EXPECT_EQ(openai::parse_chat_request(no_tools).options.tool_choice, sw::ToolChoice::None);
 }
