@@ -535,6 +535,14 @@ def report(cfg, models, out, command):
     return text
 
 
+def measuring_arguments(argv):
+    """The command line that measured the results: a report-only run names the run it reports."""
+    if "--stages" in argv and argv[argv.index("--stages") + 1] == "report":
+        at = argv.index("--stages")
+        argv = [a for a in argv[:at] + argv[at + 2:] if a != "--publish"]
+    return argv
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the default model, a small sample: under 10 minutes")
@@ -576,7 +584,7 @@ def main():
                 stage_bandwidth(cfg, m, out)
         log(f"{m.stem} done, {(time.time() - started) / 60:.1f} min elapsed")
     if "report" in stages:
-        command = "python3 scripts/bench.py " + " ".join(sys.argv[1:])
+        command = "python3 scripts/bench.py " + " ".join(measuring_arguments(sys.argv[1:]))
         text = report(cfg, models, out, command.strip())
         if cfg.publish:
             rel = os.path.relpath(out, ROOT)
