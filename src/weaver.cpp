@@ -381,13 +381,14 @@ class Weaver {
   void add_drafts(std::vector<Carried>& carried, std::vector<BatchToken>& batch) {
     const int carrying = int(batch.size());
     int room = std::min(budget() - carrying, curve_ ? curve_->free_size(carrying) - carrying : 0);
+    const bool lone = carried.size() == 1;
+    if (!lone && room <= 0) return;
     for (Carried& c : carried) {
       Branch& b = *c.branch;
       std::vector<llama_token> history = context_.history();
       history.insert(history.end(), b.cached.begin(), b.cached.end());
-      std::vector<llama_token> draft = carried.size() == 1
-                                           ? drafter_->propose(history, carrying, budget() - carrying)
-                                           : lookup_continuation(history, std::min(room, Drafter::kMaxDraft));
+      std::vector<llama_token> draft = lone ? drafter_->propose(history, carrying, budget() - carrying)
+                                            : lookup_continuation(history, std::min(room, Drafter::kMaxDraft));
       Matcher value = b.matcher;
       size_t admissible = 0;
       while (admissible < draft.size() && fit(value, draft[admissible]).kind == Fit::Continues)
@@ -395,7 +396,7 @@ class Weaver {
       c.draft.assign(draft.begin(), draft.begin() + long(admissible));
     }
     // Several branches: one draft token per branch in turn while free places last.
-    if (carried.size() > 1) {
+    if (!lone) {
       std::vector<size_t> share(carried.size(), 0);
       for (bool added = true; added && room > 0;) {
         added = false;
