@@ -383,9 +383,12 @@ class Weaver {
     int room = std::min(budget() - carrying, curve_ ? curve_->free_size(carrying) - carrying : 0);
     const bool lone = carried.size() == 1;
     if (!lone && room <= 0) return;
+    // Each branch's history: the conversation's tokens (copied once), then the branch's own.
+    std::vector<llama_token> history = context_.history();
+    const size_t shared = history.size();
     for (Carried& c : carried) {
       Branch& b = *c.branch;
-      std::vector<llama_token> history = context_.history();
+      history.resize(shared);
       history.insert(history.end(), b.cached.begin(), b.cached.end());
       std::vector<llama_token> draft = lone ? drafter_->propose(history, carrying, budget() - carrying)
                                             : lookup_continuation(history, std::min(room, Drafter::kMaxDraft));

@@ -32,8 +32,7 @@ struct WeaveResult {
 
 // `curve` is needed for padding only (may be null otherwise). Times are taken from
 // tracker.origin(), which the tracker also uses for the closing of each call. With a
-// `drafter` (WeaverOptions::drafts), every pass also checks drafts: in each value branch, and
-// in the serial phases.
+// `drafter` (WeaverOptions::drafts), every values pass also checks drafts of the branches.
 WeaveResult weave(Context& context, const Model::Impl& model, const std::vector<ToolSpec>& tools,
                   const CallOptions& options, const CostCurve* curve, CallTracker& tracker,
                   Drafter* drafter = nullptr);

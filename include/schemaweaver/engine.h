@@ -81,8 +81,8 @@ struct WeaverOptions {
   bool parallel_values = true;  // false: the branches are decoded one after another
   bool padding = true;          // pad a pass to a larger token count when that is measured cheaper
   bool provisional = true;      // emit provisional calls for read-only tools
-  // Each pass also checks prompt-lookup drafts of how the values (and the serial phases) go
-  // on; the answer is the same, the passes fewer when the drafts are taken.
+  // Each values pass also checks prompt-lookup drafts of how the values go on; the answer is
+  // the same, the passes fewer when the drafts are taken.
   bool drafts = false;
 };
 
