@@ -51,10 +51,12 @@ ABLATION = [("jump-forward", "jump-forward (baseline)"),
             ("schemaweaver", "+ padding by measured cost"),
             ("schemaweaver/read-only", "+ provisional calls (tools read-only)"),
             ("schemaweaver/given-args/read-only", "argument set given (upper bound)"),
-            ("schemaweaver/drafts", "beyond the paper: + prompt-lookup drafts in the value branches")]
+            ("schemaweaver/drafts", "beyond the paper: + prompt-lookup drafts in the value branches"),
+            ("schemaweaver/whole-turn", "beyond the paper: + the next call guessed in the write-back pass")]
 # Rows whose answers must equal another mode's (the same decisions, made in fewer passes).
 SAME_AS = {"schemaweaver/no-padding": "schemaweaver/no-parallel/no-padding", "schemaweaver": "schemaweaver/no-padding",
            "schemaweaver/read-only": "schemaweaver", "schemaweaver/drafts": "schemaweaver",
+           "schemaweaver/whole-turn": "schemaweaver",
            "speculative": "constrained", "speculative/draft-model": "constrained"}
 RSS_MODES = ["constrained", "jump-forward", "speculative", "schemaweaver"]
 BANDWIDTH_MODES = ["constrained", "jump-forward", "schemaweaver"]

@@ -192,6 +192,31 @@ llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_toke
   return -1;
 }
 
+Spelled spell(Strategy& strategy, const Model::Impl& model, const std::string& text) {
+  Spelled spelled;
+  std::string written;
+  std::vector<float> logits(size_t(model.vocab_size()));
+  for (Step step = strategy.start();;) {
+    std::string piece = model.detokenize(step.tokens);
+    if (text.compare(written.size(), piece.size(), piece) != 0) break;
+    if (step.complete) {
+      spelled.complete = true;
+      spelled.unwritten = piece;
+      break;
+    }
+    written += piece;
+    spelled.tokens.insert(spelled.tokens.end(), step.tokens.begin(), step.tokens.end());
+    if (step.stop || written.size() == text.size()) break;
+    for (size_t t = 0; t < logits.size(); ++t) {
+      const std::string& p = model.pieces[t];
+      bool continues = !p.empty() && text.compare(written.size(), p.size(), p) == 0;
+      logits[t] = continues ? float(p.size()) : -1.0f;
+    }
+    step = strategy.next(logits.data());
+  }
+  return spelled;
+}
+
 std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const Model::Impl& model,
                                         std::shared_ptr<const Grammar> grammar) {
   switch (mode) {
@@ -220,7 +245,7 @@ size_t extend(Context& context, size_t decided, const Step& step, Strategy& stra
     int checked = int(std::min(drafted, same + 1));
     result.draft_tokens += checked;
     result.accepted_draft_tokens += int(same);
-    drafter->record(checked, int(same));
+    if (drafter) drafter->record(checked, int(same));
   }
   if (same == step.tokens.size()) return decided + same;
   context.truncate(decided + same);
@@ -242,9 +267,9 @@ size_t extend(Context& context, size_t decided, const Step& step, Strategy& stra
 }  // namespace
 
 GenerationResult generate(Context& context, const Model::Impl& model, Strategy& strategy,
-                          int max_tokens, CallTracker* tracker, Drafter* drafter) {
+                          int max_tokens, CallTracker* tracker, Drafter* drafter, int cached_draft) {
   GenerationResult result;
-  size_t decided = size_t(context.used());  // tokens of the answer so far; a draft may follow
+  size_t decided = size_t(context.used() - cached_draft);  // tokens of the answer so far; a draft may follow
   Step step = strategy.start();
   while (true) {
     if (!step.tokens.empty()) {
@@ -268,7 +293,11 @@ GenerationResult generate(Context& context, const Model::Impl& model, Strategy& 
     }
     step = strategy.next(context.logits_after(decided));
   }
-  context.truncate(decided);  // a draft the answer did not take
+  if (result.complete && cached_draft > 0) {
+    result.draft_left = context.used() - int(decided);
+  } else {
+    context.truncate(decided);  // a draft the answer did not take
+  }
   return result;
 }
 

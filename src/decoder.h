@@ -76,13 +76,30 @@ struct GenerationResult {
   bool complete = false;  // the strategy completed its grammar (not stopped or cut off)
   int draft_tokens = 0;           // draft tokens checked against the strategy's choices
   int accepted_draft_tokens = 0;  // of which the strategy chose
+  int draft_left = 0;             // tokens of a cached draft left for the next phase (see generate)
 };
 
 // Runs the strategy until it completes or stops, or `max_tokens` tokens were sampled. With a
 // drafter, passes also carry drafts (the output is the same). The cache then holds exactly the
-// generated text.
+// generated text, except for a `cached_draft`: the last tokens of the conversation may be a
+// guess of how the answer goes on, computed in the last pass with their logits kept, which is
+// checked as a drafter's draft is. When the strategy completes before it has checked all of
+// that guess, the rest stays in the cache (draft_left) for the phase that goes on from there.
 GenerationResult generate(Context& context, const Model::Impl& model, Strategy& strategy,
-                          int max_tokens, CallTracker* tracker = nullptr, Drafter* drafter = nullptr);
+                          int max_tokens, CallTracker* tracker = nullptr, Drafter* drafter = nullptr,
+                          int cached_draft = 0);
+
+// What a strategy writes if the model's choices spell `text`.
+struct Spelled {
+  std::vector<llama_token> tokens;  // the tokens its steps append, in order
+  bool complete = false;            // it completed within the text
+  std::string unwritten;            // complete: the text of its last step (left to what follows)
+};
+
+// Runs `strategy` without a model: each choice is the longest token it allows that continues
+// `text` (models mostly write text as its longest tokens). Stops where the strategy completes,
+// or where its steps leave the text (nothing then continues it).
+Spelled spell(Strategy& strategy, const Model::Impl& model, const std::string& text);
 
 // The best token by logit among those `allowed` accepts; -1 if it accepts none. Only the top
 // candidates are sorted unless all of them are rejected, which gives the same choice as masking

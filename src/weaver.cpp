@@ -52,6 +52,7 @@ class Weaver {
       if (!tool || !weave_call(*tool, index)) break;
       if (!ends_with(turn_, model_.format.separator)) break;
     }
+    context_.truncate(size_t(context_.used() - draft_left_));  // a guess the turn did not take
     result_.generation.text = turn_;
     return std::move(result_);
   }
@@ -65,7 +66,8 @@ class Weaver {
 
   // The decided text that is not yet in the conversation's cache.
   std::string pending() const {
-    std::vector<llama_token> written(context_.history().begin() + long(prompt_size_), context_.history().end());
+    std::vector<llama_token> written(context_.history().begin() + long(prompt_size_),
+                                     context_.history().end() - draft_left_);
     std::string in_cache = model_.detokenize(written);
     if (turn_.compare(0, in_cache.size(), in_cache) != 0)
       throw Error("internal: the cache holds text the answer does not");
@@ -101,7 +103,10 @@ class Weaver {
     std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::JumpForward, model_, std::move(grammar));
     tracker_.skip(pending_text.size());
     turn_.resize(turn_.size() - pending_text.size());
-    GenerationResult g = generate(context_, model_, *strategy, budget(), &tracker_);
+    GenerationResult g = generate(context_, model_, *strategy, budget(), &tracker_, nullptr, draft_left_);
+    draft_left_ = g.draft_left;
+    result_.generation.draft_tokens += g.draft_tokens;
+    result_.generation.accepted_draft_tokens += g.accepted_draft_tokens;
     turn_ += g.text;
     result_.generation.forced_passes += g.forced_passes;
     result_.generation.sampled_tokens += g.sampled_tokens;
@@ -169,6 +174,7 @@ class Weaver {
     add_text(args.empty() ? ", \"arguments\": " : ", \"arguments\": {");
     std::optional<ToolCall> provisional;
     bool final_emitted = false;
+    const bool last_call = options_.max_calls > 0 && index + 1 >= options_.max_calls;
     if (!args.empty()) {
       std::vector<Branch> branches = prefill_skeleton(args);
       if (!decode_values(branches)) return false;
@@ -185,10 +191,12 @@ class Weaver {
         emit(CallEvent::Kind::Provisional, index, call, at);
         provisional = call;
       }
-      write_back(branches);
+      // A guess costs its tokens in the pass, which a turn of one call wastes: guess once the
+      // turn has shown several calls, and stop after a guess that was not taken.
+      bool guess = options_.weaver.whole_turn && !last_call && index >= 1 && !guess_failed_;
+      write_back(branches, guess ? &tool : nullptr);
     }
     std::string rest = pending();
-    bool last_call = options_.max_calls > 0 && index + 1 >= options_.max_calls;
     if (!serial("optional", build_tail_grammar(rest, model_.format, later, !args.empty(), last_call), rest))
       return false;
     if (!final_emitted) {
@@ -231,6 +239,9 @@ class Weaver {
       throw Error("a call with " + std::to_string(args.size()) + " argument branches exceeds the limit of " +
                   std::to_string(Context::kMaxBranches));
     skeleton_ = build_skeleton(model_, pending(), args);
+    const size_t reused = keep_guess(skeleton_.head);
+    if (guessed_ && reused == 0) guess_failed_ = true;
+    guessed_ = false;
     const llama_pos start = llama_pos(context_.used());
     std::vector<llama_seq_id> all{Context::kMain};
     for (size_t i = 0; i < args.size(); ++i) {
@@ -239,13 +250,13 @@ class Weaver {
       all.push_back(seq);
     }
     std::vector<BatchToken> batch;
-    for (size_t j = 0; j < skeleton_.head.size(); ++j)
-      batch.push_back({skeleton_.head[j], start + llama_pos(j), all, j + 1 == skeleton_.head.size()});
+    for (size_t j = reused; j < skeleton_.head.size(); ++j)
+      batch.push_back({skeleton_.head[j], start + llama_pos(j - reused), all, j + 1 == skeleton_.head.size()});
     std::vector<Branch> branches;
     std::vector<int> last_index;
     for (size_t i = 0; i < args.size(); ++i) {
       const SkeletonBranch& sk = skeleton_.branches[i];
-      llama_pos pos = start + llama_pos(skeleton_.head.size());
+      llama_pos pos = start + llama_pos(skeleton_.head.size() - reused);
       for (size_t j = 0; j < sk.tokens.size(); ++j)
         batch.push_back({sk.tokens[j], pos++, {all[i + 1]}, j + 1 == sk.tokens.size()});
       last_index.push_back(int(batch.size()) - 1);
@@ -258,6 +269,41 @@ class Weaver {
     result_.generation.forced_passes += passes.passes;
     count("skeleton", passes, started);
     return branches;
+  }
+
+  // Keeps the leading tokens of a guess in the cache that equal `tokens`, text that the answer
+  // holds here whatever the model's logits say, and removes the rest of the guess. Returns how
+  // many were kept.
+  size_t keep_guess(const std::vector<llama_token>& tokens) {
+    const std::vector<llama_token>& history = context_.history();
+    const size_t from = history.size() - size_t(draft_left_);
+    size_t same = 0;
+    while (same < tokens.size() && from + same < history.size() && history[from + same] == tokens[same]) ++same;
+    context_.truncate(from + same);
+    draft_left_ = 0;
+    return same;
+  }
+
+  // The tokens that follow a call's required arguments (from the `held_back` text on) if no
+  // optional argument follows, the call is not the last of the turn and the next one uses the
+  // same tool (parallel calls: one lookup for several cities, dates, accounts), up to the next
+  // call's skeleton head. The strategies of the phases that write that text run over choices
+  // that spell it, so the guess is split into tokens as those phases split it.
+  std::vector<llama_token> next_call_guess(const ToolSpec& tool, const std::string& held_back) const {
+    const std::vector<Property> later = later_arguments(tool);
+    auto tail = make_strategy(DecodeMode::JumpForward, model_,
+                              build_tail_grammar(held_back, model_.format, later, true, false));
+    Spelled closed = spell(*tail, model_, held_back + "}}" + model_.format.separator);
+    if (!closed.complete) return closed.tokens;
+    const std::string before = closed.unwritten;
+    auto head = make_strategy(DecodeMode::JumpForward, model_, build_head_grammar(before, tools_));
+    Spelled named = spell(*head, model_, before + "{\"name\": " + dump_json(Json(tool.name)));
+    std::vector<llama_token> tokens = std::move(closed.tokens);
+    tokens.insert(tokens.end(), named.tokens.begin(), named.tokens.end());
+    if (!named.complete) return tokens;
+    Skeleton next = build_skeleton(model_, named.unwritten + ", \"arguments\": {", branch_arguments(tool));
+    tokens.insert(tokens.end(), next.head.begin(), next.head.end());
+    return tokens;
   }
 
   void keep_logits(Branch& b, int index) {
@@ -472,23 +518,35 @@ class Weaver {
   // first), so they are handed to the conversation instead of being computed again. The
   // prefill stops at a token boundary that what may follow (the end of the arguments, or
   // another argument) cannot move: where the tokenizer would fuse the value's end with that
-  // ('"}' is one token), the end is left to the serial decision after the values.
-  void write_back(const std::vector<Branch>& branches) {
+  // ('"}' is one token), the end is left to the serial decision after the values. With a
+  // `next_tool`, a guess of the turn going on with a call of it goes into the same pass, behind
+  // the call, as a draft that the phases after it check (WeaverOptions::whole_turn).
+  void write_back(const std::vector<Branch>& branches, const ToolSpec* next_tool) {
     auto started = Clock::now();
     std::string text = pending();
     std::vector<llama_token> tokens = sampled_call_tokens(branches, text);
     if (tokens.empty()) tokens = model_.tokenize(text, false);
     // The last token is held back if it may fuse with what follows.
+    std::string held_back;
     std::string last = model_.pieces[size_t(tokens.back())];
-    if (tokens.size() > 1 && !cut_at_boundary(model_, last, {"}", ", \""}).left.empty()) tokens.pop_back();
+    if (tokens.size() > 1 && !cut_at_boundary(model_, last, {"}", ", \""}).left.empty()) {
+      held_back = last;
+      tokens.pop_back();
+    }
     // Adopted cells: the first branch's, but at least one token is computed, for its logits.
     const std::vector<llama_token>& first = branches.front().cached;
     size_t adopt = 0;
     while (adopt + 1 < tokens.size() && adopt < first.size() && tokens[adopt] == first[adopt]) ++adopt;
     context_.adopt(branches.front().sequence, {tokens.begin(), tokens.begin() + long(adopt)});
     for (const Branch& b : branches) context_.drop(b.sequence);
+    std::vector<llama_token> computed(tokens.begin() + long(adopt), tokens.end());
+    std::vector<llama_token> draft = next_tool ? next_call_guess(*next_tool, held_back) : std::vector<llama_token>{};
+    if (size_t(context_.used()) + computed.size() + draft.size() > size_t(context_.size())) draft.clear();
+    computed.insert(computed.end(), draft.begin(), draft.end());
     PassCounter passes;
-    context_.append({tokens.begin() + long(adopt), tokens.end()}, passes);
+    context_.append(computed, passes, draft.size() + 1);
+    draft_left_ = int(draft.size());
+    guessed_ = !draft.empty();
     result_.generation.forced_passes += passes.passes;
     count("write-back", passes, started);
   }
@@ -504,6 +562,9 @@ class Weaver {
   const ByteSet string_body_ = string_body_bytes();
   std::string turn_;        // the answer decided so far
   size_t call_start_ = 0;   // where the current call's JSON object starts in turn_
+  int draft_left_ = 0;      // the last tokens in the cache are a guess not yet checked
+  bool guessed_ = false;       // the current call's start was guessed at the last write-back
+  bool guess_failed_ = false;  // a guess of this turn was not taken
   Skeleton skeleton_;       // of the current call
   std::vector<llama_token> order_;
   WeaveResult result_;

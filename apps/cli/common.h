@@ -16,10 +16,11 @@ struct ModelOptions {
 };
 
 // A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
-// no-parallel, no-padding, no-provisional, drafts, given-args (the argument set is taken from the
-// expected answer, where there is one) and read-only (every tool is treated as read-only, so
-// provisional calls apply). The speculative mode takes draft-model (drafts from the model given
-// by --draft-model instead of prompt lookup). Throws sw::Error on an unknown mode or switch.
+// no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args (the argument set is
+// taken from the expected answer, where there is one) and read-only (every tool is treated as
+// read-only, so provisional calls apply). The speculative mode takes draft-model (drafts from
+// the model given by --draft-model instead of prompt lookup). Throws sw::Error on an unknown
+// mode or switch.
 struct ModeSpec {
   std::string label;
   sw::CallOptions options;

@@ -33,10 +33,11 @@ ModeSpec parse_mode_spec(const std::string& text) {
     else if (flag == "no-padding") spec.options.weaver.padding = false;
     else if (flag == "no-provisional") spec.options.weaver.provisional = false;
     else if (flag == "drafts") spec.options.weaver.drafts = true;
+    else if (flag == "whole-turn") spec.options.weaver.whole_turn = true;
     else if (flag == "given-args") spec.given_arguments = true;
     else if (flag == "read-only") spec.read_only_tools = true;
     else throw sw::Error("'" + text + "': unknown switch '" + flag +
-                         "' (known: no-parallel, no-padding, no-provisional, drafts, given-args, read-only)");
+                         "' (known: no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args, read-only)");
   }
   return spec;
 }

@@ -84,6 +84,11 @@ struct WeaverOptions {
   // Each values pass also checks prompt-lookup drafts of how the values go on; the answer is
   // the same, the passes fewer when the drafts are taken.
   bool drafts = false;
+  // From the second call of a turn on, the pass that writes a call back also carries a guess
+  // of how the turn goes on: the call closed and the next one begun with the same tool. The
+  // phases after it check the guess on the logits of that pass, as a draft, and skip the passes
+  // of what they find right there; after a guess that was not taken the turn goes on without.
+  bool whole_turn = false;
 };
 
 // A call as soon as it can be executed (SchemaWeaver emits it before the turn is finished).

@@ -160,6 +160,27 @@ TEST(Weaver, DraftsChangeThePassesNotTheAnswer) {
   EXPECT_GE(fewer, 2) << "drafts saved passes in fewer than two of four calls";
 }
 
+// From a turn's second call on, the pass that writes a call back also guesses the start of the
+// next call: a turn of several calls with one tool takes fewer passes; turns of one or two
+// calls, and one whose calls add optional arguments (the guess wrong), give the same answer.
+TEST(Weaver, WholeTurnGuessChangesThePassesNotTheAnswer) {
+  for (const char* id : {"parallel_multiple_29", "parallel_multiple_45", "parallel_8", "simple_python_27"}) {
+    sw::bfcl::Case c = bfcl_case(id);
+    auto tools = sw::parse_tools(c.functions);
+    sw::CallOptions options = weaving(160);
+    // Fresh sessions: a prompt reused from the cache has other rounding than one computed whole.
+    sw::CallResult plain = sw::Session(model()).call(c.messages, tools, options);
+    options.weaver.whole_turn = true;
+    sw::CallResult guessed = sw::Session(model()).call(c.messages, tools, options);
+    EXPECT_EQ(guessed.text, plain.text) << id;
+    EXPECT_EQ(guessed.calls, plain.calls) << id;
+    if (plain.calls.size() > 2) {
+      EXPECT_LT(guessed.stats.call_passes, plain.stats.call_passes) << id;
+      EXPECT_GT(guessed.stats.accepted_draft_tokens, 0) << id;
+    }
+  }
+}
+
 TEST(Weaver, ProvisionalCallsOnlyForReadOnlyTools) {
   auto tools = weather_tools();
   const std::string request = "What is the weather like in Paris, in fahrenheit?";
