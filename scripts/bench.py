@@ -419,16 +419,19 @@ def report(cfg, models, out, command):
         # Table 7
         if "jump-forward" in modes and "schemaweaver" in modes:
             jf = modes["jump-forward"]["latency_geomean_ms"]
+            parallel = summarise([l for l in lines if l["category"] in GROUPS["parallel (parallel, parallel_multiple)"]])
             rows = [[label, f"`{mode}`", f"{modes[mode]['correct']}/{modes[mode]['cases']}",
                      fmt(modes[mode]["latency_geomean_ms"]), f"{jf / modes[mode]['latency_geomean_ms']:.2f}x",
-                     fmt(modes[mode]["passes_per_call"]), same_answers(lines, mode, SAME_AS.get(mode))]
+                     fmt(modes[mode]["passes_per_call"]),
+                     fmt(parallel[mode]["latency"]) if mode in parallel else "",
+                     same_answers(lines, mode, SAME_AS.get(mode))]
                     for mode, label in ABLATION if mode in modes]
             sections.append("### Table 7: ablation, one design step at a time\n\n"
                             "Same answers: cases whose text equals that of the mode the row must agree with (its "
                             "output is meant to be the same; llama.cpp's kernels round differently for passes "
                             "of different shapes, so near-ties can flip).\n\n" +
                             table(["step", "mode", "correct", "latency geomean (ms)", "vs jump-forward",
-                                   "passes/call", "same answers"], rows))
+                                   "passes/call", "parallel categories (ms)", "same answers"], rows))
         # Table 8 and Figure 11
         sw_lines = [l for l in lines if l["mode"] == "schemaweaver" and not l.get("not_run")]
         if sw_lines:
