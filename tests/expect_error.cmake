@@ -1,5 +1,5 @@
 # Runs CMD with ARGS ('|'-separated); passes when it exits with 1 (a handled error) and its
-# output matches REGEX.
+# output matches REGEX, and (if ABSENT is given) left no file ABSENT or ABSENT.partial behind.
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND ${CMD} ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT code EQUAL 1)
@@ -7,4 +7,7 @@ if(NOT code EQUAL 1)
 endif()
 if(NOT "${out}${err}" MATCHES "${REGEX}")
   message(FATAL_ERROR "output does not match '${REGEX}':\n${out}\n${err}")
+endif()
+if(ABSENT AND (EXISTS "${ABSENT}" OR EXISTS "${ABSENT}.partial"))
+  message(FATAL_ERROR "the failed command left '${ABSENT}' behind")
 endif()

@@ -1,0 +1,342 @@
+#include "schemaweaver/pack.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <ggml.h>
+#include <gguf.h>
+
+#include "importance.h"
+#include "model.h"
+#include "schemaweaver/engine.h"
+
+namespace sw {
+namespace {
+
+// Matrices the forward pass multiplies with activations (or looks up, for the embeddings),
+// which llama.cpp's quantizer may store in any of its types.
+const std::regex kPackable(R"(^(token_embd|output|blk\.\d+\.(attn_q|attn_k|attn_v|attn_qkv|attn_output|ffn_gate|ffn_up|ffn_down))\.weight$)");
+
+// Candidate types by the length of their blocks: 256-weight super-blocks (k-quants) where rows
+// allow them, else 32-weight blocks.
+const std::vector<ggml_type> kSuperBlockTypes = {GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
+                                                 GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0};
+const std::vector<ggml_type> kBlockTypes = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                                            GGML_TYPE_Q8_0};
+constexpr int64_t kSampleRows = 128;  // rows per matrix on which each type's error is estimated
+
+struct Choice {
+  ggml_type type;
+  uint64_t bytes;
+  double error;
+};
+
+struct Matrix {
+  std::string name;
+  int layer = -1;
+  ggml_type source = GGML_TYPE_F32;
+  int64_t row = 0, rows = 0;
+  uint64_t offset = 0;              // of its data in the file
+  std::vector<Choice> choices;      // fewer bytes first, each cutting the error per byte less
+  size_t chosen = 0;
+};
+
+// The tensor list of a GGUF file.
+struct GgufIndex {
+  std::vector<Matrix> matrices;
+  uint64_t other_bytes = 0;   // tensors kept as they are
+  uint64_t source_bytes = 0;
+};
+
+GgufIndex read_index(const std::string& path) {
+  ggml_context* meta = nullptr;
+  gguf_init_params params{true, &meta};
+  gguf_context* gguf = gguf_init_from_file(path.c_str(), params);
+  if (!gguf) throw Error("cannot read '" + path + "' as a GGUF file");
+  GgufIndex index;
+  const size_t data = gguf_get_data_offset(gguf);
+  for (int64_t i = 0; i < gguf_get_n_tensors(gguf); ++i) {
+    const char* name = gguf_get_tensor_name(gguf, i);
+    const size_t size = gguf_get_tensor_size(gguf, i);
+    const ggml_tensor* t = ggml_get_tensor(meta, name);
+    index.source_bytes += size;
+    if (!t || ggml_n_dims(t) != 2 || t->ne[0] % 32 != 0 || !std::regex_match(name, kPackable)) {
+      index.other_bytes += size;
+      continue;
+    }
+    Matrix m;
+    m.name = name;
+    int layer = -1;
+    if (std::sscanf(name, "blk.%d.", &layer) == 1) m.layer = layer;
+    m.source = t->type;
+    m.row = t->ne[0];
+    m.rows = t->ne[1];
+    m.offset = data + gguf_get_tensor_offset(gguf, i);
+    index.matrices.push_back(std::move(m));
+  }
+  gguf_free(gguf);
+  ggml_free(meta);
+  return index;
+}
+
+// Evenly spaced rows of the matrix, as floats.
+std::vector<float> sample_rows(std::ifstream& file, const Matrix& m, int64_t count) {
+  const size_t row_bytes = ggml_row_size(m.source, m.row);
+  const ggml_type_traits* traits = ggml_get_type_traits(m.source);
+  std::vector<float> rows(size_t(count * m.row));
+  std::vector<char> raw(row_bytes);
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t r = k * m.rows / count;
+    file.seekg(std::streamoff(m.offset + uint64_t(r) * row_bytes));
+    if (!file.read(raw.data(), std::streamsize(row_bytes))) throw Error("the model file ends inside " + m.name);
+    float* out = rows.data() + k * m.row;
+    if (m.source == GGML_TYPE_F32) std::copy_n(reinterpret_cast<const float*>(raw.data()), m.row, out);
+    else if (traits->to_float) traits->to_float(raw.data(), out, m.row);
+    else throw Error(m.name + " is stored as " + ggml_type_name(m.source) + ", which cannot be read back");
+  }
+  return rows;
+}
+
+// The output error `type` adds to the matrix relative to its output: the squared rounding
+// error of each weight times its input channel's mean square, over the same for the weights.
+double relative_error(ggml_type type, const std::vector<float>& rows, int64_t width, const std::vector<float>& weight) {
+  const int64_t count = int64_t(rows.size()) / width;
+  std::vector<char> packed(ggml_row_size(type, width) * size_t(count));
+  ggml_quantize_chunk(type, rows.data(), packed.data(), 0, count, width, weight.empty() ? nullptr : weight.data());
+  std::vector<float> back(rows.size());
+  ggml_get_type_traits(type)->to_float(packed.data(), back.data(), int64_t(back.size()));
+  double error = 0, signal = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double w = weight.empty() ? 1.0 : double(weight[i % size_t(width)]);
+    const double d = double(back[i]) - double(rows[i]);
+    error += w * d * d;
+    signal += w * double(rows[i]) * double(rows[i]);
+  }
+  return signal > 0 ? error / signal : 0.0;
+}
+
+// Keeps the choices on the lower convex hull of (bytes, error): along it each extra byte buys
+// less than the one before, so adding bytes greedily by the best rate is optimal.
+std::vector<Choice> lower_hull(std::vector<Choice> choices) {
+  std::sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) {
+    return a.bytes < b.bytes || (a.bytes == b.bytes && a.error < b.error);
+  });
+  std::vector<Choice> hull;
+  for (const Choice& c : choices) {
+    if (!hull.empty() && c.error >= hull.back().error) continue;  // more bytes, no less error
+    while (hull.size() >= 2) {
+      const Choice& a = hull[hull.size() - 2];
+      const Choice& b = hull.back();
+      // b is above the segment from a to c: going straight to c buys more per byte.
+      double via_b = (a.error - b.error) / double(b.bytes - a.bytes);
+      double direct = (a.error - c.error) / double(c.bytes - a.bytes);
+      if (via_b > direct) break;
+      hull.pop_back();
+    }
+    hull.push_back(c);
+  }
+  return hull;
+}
+
+std::vector<float> importance_of(const Calibration& calibration, const Matrix& m) {
+  auto found = calibration.importance.find(m.name);
+  if (found == calibration.importance.end() || int64_t(found->second.mean_square.size()) != m.row) return {};
+  return std::vector<float>(found->second.mean_square.begin(), found->second.mean_square.end());
+}
+
+const std::vector<ggml_type>& candidate_types(const Matrix& m) {
+  return m.row % 256 == 0 ? kSuperBlockTypes : kBlockTypes;
+}
+
+void estimate_choices(const std::string& path, const Calibration& calibration, std::vector<Matrix>& matrices) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error("cannot open model file '" + path + "'");
+  for (Matrix& m : matrices) {
+    const int64_t count = std::min(m.rows, kSampleRows);
+    std::vector<float> rows = sample_rows(file, m, count);
+    std::vector<float> weight = importance_of(calibration, m);
+    std::vector<Choice> choices;
+    for (ggml_type type : candidate_types(m)) {
+      uint64_t bytes = ggml_row_size(type, m.row) * uint64_t(m.rows);
+      choices.push_back({type, bytes, relative_error(type, rows, m.row, weight)});
+    }
+    m.choices = lower_hull(std::move(choices));
+  }
+}
+
+// Before anything is measured: the budget must hold every matrix at its smallest type.
+void check_budget(const std::vector<Matrix>& matrices, uint64_t budget) {
+  uint64_t smallest = 0;
+  for (const Matrix& m : matrices) {
+    uint64_t least = UINT64_MAX;
+    for (ggml_type type : candidate_types(m)) least = std::min<uint64_t>(least, ggml_row_size(type, m.row) * uint64_t(m.rows));
+    smallest += least;
+  }
+  if (smallest > budget)
+    throw Error("a budget of " + std::to_string(budget) + " bytes for the matrices is below the smallest packing (" +
+                std::to_string(smallest) + " bytes, every matrix at its smallest type)");
+}
+
+// Starts every matrix at its smallest choice, then moves up whichever step removes the most
+// error per byte while the budget allows.
+void allocate(std::vector<Matrix>& matrices, uint64_t budget) {
+  uint64_t used = 0;
+  for (Matrix& m : matrices) {
+    m.chosen = 0;
+    used += m.choices.front().bytes;
+  }
+  while (true) {
+    Matrix* best = nullptr;
+    double best_rate = 0;
+    for (Matrix& m : matrices) {
+      if (m.chosen + 1 >= m.choices.size()) continue;
+      const Choice& now = m.choices[m.chosen];
+      const Choice& next = m.choices[m.chosen + 1];
+      if (used - now.bytes + next.bytes > budget) continue;
+      double rate = (now.error - next.error) / double(next.bytes - now.bytes);
+      if (!best || rate > best_rate) best = &m, best_rate = rate;
+    }
+    if (!best) break;
+    used += best->choices[best->chosen + 1].bytes - best->choices[best->chosen].bytes;
+    best->chosen += 1;
+  }
+}
+
+ggml_type quantized_type(const std::string& name) {
+  for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
+    const ggml_type_traits* traits = ggml_get_type_traits(ggml_type(t));
+    if (traits->type_name && traits->is_quantized && name == traits->type_name) return ggml_type(t);
+  }
+  // ggml names its types in lower case ("q3_K"); accept the usual upper-case spelling too.
+  std::string lower = name;
+  for (char& c : lower) c = char(std::tolower((unsigned char)c));
+  for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
+    const ggml_type_traits* traits = ggml_get_type_traits(ggml_type(t));
+    std::string known = traits->type_name ? traits->type_name : "";
+    for (char& c : known) c = char(std::tolower((unsigned char)c));
+    if (traits->is_quantized && !known.empty() && lower == known) return ggml_type(t);
+  }
+  throw Error("unknown quantization type '" + name + "' (e.g. Q2_K, Q3_K, Q4_K, Q8_0)");
+}
+
+void choose_uniform(std::vector<Matrix>& matrices, ggml_type type) {
+  for (Matrix& m : matrices) {
+    auto it = std::find_if(m.choices.begin(), m.choices.end(), [&](const Choice& c) { return c.type == type; });
+    if (it == m.choices.end()) {
+      // Off the hull or not allowed for these rows: llama.cpp's own fallback applies.
+      m.choices = {{type, ggml_row_size(type, m.row) * uint64_t(m.rows), 0.0}};
+      it = m.choices.begin();
+    }
+    m.chosen = size_t(it - m.choices.begin());
+  }
+}
+
+std::string regex_escape(const std::string& text) {
+  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
+  return std::regex_replace(text, special, R"(\$&)");
+}
+
+// llama.cpp's quantizer writes `output` with the chosen types and the importance matrix.
+void write_packed(const PackOptions& options, const std::vector<Matrix>& matrices, const Calibration& calibration,
+                  int threads) {
+  std::vector<std::string> patterns;
+  patterns.reserve(matrices.size());
+  std::vector<llama_model_tensor_override> overrides;
+  for (const Matrix& m : matrices) {
+    patterns.push_back("^" + regex_escape(m.name) + "$");
+    overrides.push_back({patterns.back().c_str(), m.choices[m.chosen].type});
+  }
+  overrides.push_back({nullptr, GGML_TYPE_COUNT});
+  std::vector<std::vector<float>> values;
+  values.reserve(calibration.importance.size());
+  std::vector<llama_model_imatrix_data> imatrix;
+  for (const auto& [name, c] : calibration.importance) {
+    values.emplace_back(c.mean_square.begin(), c.mean_square.end());
+    imatrix.push_back({name.c_str(), values.back().data(), values.back().size()});
+  }
+  imatrix.push_back({nullptr, nullptr, 0});
+  llama_model_quantize_params qp = llama_model_quantize_default_params();
+  qp.nthread = threads;
+  qp.ftype = LLAMA_FTYPE_MOSTLY_Q4_K_M;  // every packable matrix is overridden; the rest is kept
+  qp.allow_requantize = true;
+  qp.quantize_output_tensor = true;
+  qp.imatrix = imatrix.data();
+  qp.tt_overrides = overrides.data();
+  const std::string partial = options.output_path + ".partial";
+  uint32_t rc = llama_model_quantize(options.model_path.c_str(), partial.c_str(), &qp);
+  if (rc != 0) {
+    std::filesystem::remove(partial);
+    throw Error("llama.cpp could not write the packed model: " + llama_last_errors());
+  }
+  std::filesystem::rename(partial, options.output_path);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error("cannot open calibration text '" + path + "'");
+  std::stringstream text;
+  text << file.rdbuf();
+  if (text.str().find_first_not_of(" \t\r\n") == std::string::npos)
+    throw Error("the calibration text '" + path + "' is empty");
+  return text.str();
+}
+
+}  // namespace
+
+Json PackResult::to_json() const {
+  Json tensors_json = Json::array();
+  for (const PackedTensor& t : tensors)
+    tensors_json.push_back({{"name", t.name}, {"layer", t.layer}, {"source_type", t.source_type}, {"type", t.type},
+                            {"elements", t.elements}, {"bytes", t.bytes}, {"error", t.error}});
+  return {{"source_bytes", source_bytes}, {"packed_bytes", packed_bytes}, {"bits_per_weight", bits_per_weight},
+          {"calibration_tokens", calibration_tokens}, {"tensors", tensors_json}};
+}
+
+PackResult pack_model(const PackOptions& options) {
+  const bool by_budget = options.bits_per_weight > 0 || options.budget_bytes > 0;
+  if (by_budget == !options.uniform_type.empty())
+    throw Error("give a budget (bits per weight or bytes) or a uniform type, not both or neither");
+  const ggml_type uniform = by_budget ? GGML_TYPE_COUNT : quantized_type(options.uniform_type);
+  std::string text = read_text(options.calibration_path);
+  GgufIndex index = read_index(options.model_path);
+  if (index.matrices.empty()) throw Error("'" + options.model_path + "' has no weight matrices to pack");
+  uint64_t elements = 0;
+  for (const Matrix& m : index.matrices) elements += uint64_t(m.row * m.rows);
+  const uint64_t budget = options.bits_per_weight > 0 ? uint64_t(options.bits_per_weight * double(elements) / 8.0)
+                          : options.budget_bytes > index.other_bytes ? options.budget_bytes - index.other_bytes
+                                                                     : 0;
+  if (by_budget) check_budget(index.matrices, budget);
+  ModelParams params;
+  params.path = options.model_path;
+  params.threads = options.threads;
+  auto model = Model::load(params);
+  const Model::Impl& impl = model->impl();
+  Calibration calibration = measure_importance(impl, text, options.calibration_tokens);
+  estimate_choices(options.model_path, calibration, index.matrices);
+  if (by_budget) {
+    allocate(index.matrices, budget);
+  } else {
+    choose_uniform(index.matrices, uniform);
+  }
+  write_packed(options, index.matrices, calibration, impl.threads);
+  PackResult result;
+  result.source_bytes = index.source_bytes;
+  result.calibration_tokens = calibration.tokens;
+  uint64_t packed = 0;
+  for (const Matrix& m : index.matrices) {
+    const Choice& c = m.choices[m.chosen];
+    packed += c.bytes;
+    result.tensors.push_back({m.name, m.layer, ggml_type_name(m.source), ggml_type_name(c.type),
+                              uint64_t(m.row * m.rows), c.bytes, c.error});
+  }
+  result.packed_bytes = read_index(options.output_path).source_bytes;
+  result.bits_per_weight = 8.0 * double(packed) / double(elements);
+  return result;
+}
+
+}  // namespace sw
