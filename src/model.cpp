@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include <chrono>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -101,7 +102,9 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   impl->params = params;
   llama_model_params mp = llama_model_default_params();
   mp.vocab_only = params.vocab_only;
-  if (getenv("SW_NO_REPACK")) mp.use_extra_bufts = false;
+  mp.load_mode = params.mmap ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
+  mp.use_extra_bufts = params.repack;
+  auto started = std::chrono::steady_clock::now();
   impl->model = llama_model_load_from_file(params.path.c_str(), mp);
   if (!impl->model)
     throw Error("failed to load model '" + params.path + "': " + llama_last_errors());
@@ -122,6 +125,7 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
                      : CallFormat::by_name(params.call_format);
   impl->threads = params.threads > 0 ? params.threads
                                      : int(std::max(1u, std::thread::hardware_concurrency()));
+  impl->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return std::shared_ptr<Model>(new Model(std::move(impl)));
 }
 
@@ -140,6 +144,7 @@ ModelInfo Model::info() const {
   info.call_format = impl_->format.name;
   info.llama_version = SW_LLAMA_VERSION;
   info.system_info = llama_print_system_info();
+  info.load_ms = impl_->load_ms;
   return info;
 }
 

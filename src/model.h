@@ -23,6 +23,7 @@ struct Model::Impl {
   std::string chat_template;
   CallFormat format;
   int threads = 1;
+  double load_ms = 0;  // the weights, vocabulary tables and format detection
 
   Impl() = default;
   Impl(const Impl&) = delete;

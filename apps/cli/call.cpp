@@ -64,7 +64,8 @@ struct CallCommand {
       };
     }
     sw::CallResult result = session.call(chat, tools, options);
-    json ? print_json(result) : print_text(result);
+    const double load_ms = loaded->info().load_ms;
+    json ? print_json(result, load_ms) : print_text(result, load_ms);
     if (!result.error.empty()) throw sw::Error("no valid call: " + result.error);
   }
 
@@ -78,17 +79,17 @@ struct CallCommand {
     throw sw::Error("--read-only: no tool is named '" + name + "'");
   }
 
-  void print_text(const sw::CallResult& r) const {
+  void print_text(const sw::CallResult& r, double load_ms) const {
     for (const sw::ToolCall& call : r.calls)
       std::cout << sw::dump_json(call.to_json()) << "\n";
     if (r.text_reply) std::cout << r.text << "\n";
     else if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
     const sw::CallStats& s = r.stats;
     std::fprintf(stderr,
-                 "mode %s | prompt %d tokens, %d pass(es), %.1f ms | executable at %.1f ms, answer "
+                 "mode %s | model loaded in %.1f ms | prompt %d tokens, %d pass(es), %.1f ms | executable at %.1f ms, answer "
                  "%.1f ms, %d passes (%d carried forced text) with %d tokens, %d sampled, constraint "
                  "%.1f ms over %d steps | peak RSS %.1f MiB\n",
-                 mode.c_str(), s.prompt_tokens, s.prompt_passes, s.prompt_ms, s.executable_ms, s.call_ms,
+                 mode.c_str(), load_ms, s.prompt_tokens, s.prompt_passes, s.prompt_ms, s.executable_ms, s.call_ms,
                  s.call_passes, s.call_prefill_passes, s.call_tokens, s.sampled_tokens,
                  s.constraint_ms, s.constraint_steps, double(s.peak_rss_kb) / 1024.0);
     if (s.draft_tokens > 0)
@@ -97,12 +98,12 @@ struct CallCommand {
       std::fprintf(stderr, "  %-12s %3d passes %4d tokens %8.1f ms\n", p.name.c_str(), p.passes, p.tokens, p.ms);
   }
 
-  void print_json(const sw::CallResult& r) const {
+  void print_json(const sw::CallResult& r, double load_ms) const {
     sw::Json calls = sw::Json::array();
     for (const sw::ToolCall& call : r.calls) calls.push_back(call.to_json());
     const sw::CallStats& s = r.stats;
     sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"text_reply", r.text_reply}, {"mode", mode},
-                    {"stats", stats_json(s)}, {"events", events_json(s.events)}};
+                    {"load_ms", load_ms}, {"stats", stats_json(s)}, {"events", events_json(s.events)}};
     std::cout << out.dump() << "\n";
   }
 };

@@ -19,6 +19,7 @@ void add_info_command(CLI::App& app) {
               << "call format:  " << info.call_format << "\n"
               << "context:      " << info.context_size << " tokens\n"
               << "threads:      " << info.threads << "\n"
+              << "load:         " << info.load_ms << " ms\n"
               << "llama.cpp:    " << info.llama_version << "\n"
               << "system:       " << info.system_info << "\n";
   });

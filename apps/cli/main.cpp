@@ -12,6 +12,8 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("-c,--ctx", params.context_size, "context size in tokens")->capture_default_str();
   app.add_option("-t,--threads", params.threads, "threads (0: all cores)")->capture_default_str();
   app.add_option("--format", params.call_format, "call format: smollm2, hermes, json (default: detect)");
+  app.add_flag("--no-mmap{false}", params.mmap, "read the weights into memory instead of mapping the file");
+  app.add_flag("--no-repack{false}", params.repack, "use the weights as stored (no repacking for the CPU's kernels)");
 }
 
 ModeSpec parse_mode_spec(const std::string& text) {

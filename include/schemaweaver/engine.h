@@ -27,6 +27,11 @@ struct ModelParams {
   int threads = 0;           // 0: all cores
   std::string call_format;   // "" detects from the model; else "smollm2", "hermes", "json"
   bool vocab_only = false;   // load the tokenizer only (no weights; no Session possible)
+  // How the weights are read (llama.cpp's loaders): mapped and read whole before the load
+  // returns (mmap, the default), or copied into memory (false); repacked for the CPU's
+  // kernels (faster passes, a slower load) or used as stored.
+  bool mmap = true;
+  bool repack = true;
 };
 
 struct ModelInfo {
@@ -41,6 +46,7 @@ struct ModelInfo {
   std::string call_format;
   std::string llama_version;   // llama.cpp version/commit this build is from
   std::string system_info;     // ggml's CPU feature summary
+  double load_ms = 0;          // how long Model::load took
 };
 
 class Model {
