@@ -15,6 +15,10 @@ Context::Context(const Model::Impl& model, int context_size, bool unified, int s
   cp.n_threads = model.threads;
   cp.n_threads_batch = model.threads;
   cp.no_perf = true;
+  if (model.streaming) {  // passes wait for weights that are still being read
+    cp.cb_eval = &StreamingLoad::gate;
+    cp.cb_eval_user_data = model.streaming.get();
+  }
   ctx_ = llama_init_from_model(model.model, cp);
   if (!ctx_) throw Error("failed to create a llama.cpp context: " + llama_last_errors());
   n_ctx_ = int(llama_n_ctx(ctx_));

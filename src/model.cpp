@@ -72,6 +72,7 @@ std::string llama_last_errors() {
 }
 
 Model::Impl::~Impl() {
+  streaming.reset();  // the reader stops writing into the model's buffers first
   if (model) llama_model_free(model);
 }
 
@@ -105,7 +106,12 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   mp.load_mode = params.mmap ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
   mp.use_extra_bufts = params.repack;
   auto started = std::chrono::steady_clock::now();
-  impl->model = llama_model_load_from_file(params.path.c_str(), mp);
+  if (params.stream && !params.vocab_only) {
+    impl->streaming = std::make_unique<StreamingLoad>(params.path, mp);
+    impl->model = impl->streaming->model();
+  } else {
+    impl->model = llama_model_load_from_file(params.path.c_str(), mp);
+  }
   if (!impl->model)
     throw Error("failed to load model '" + params.path + "': " + llama_last_errors());
   impl->vocab = llama_model_get_vocab(impl->model);

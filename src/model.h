@@ -9,6 +9,7 @@
 
 #include "format.h"
 #include "schemaweaver/engine.h"
+#include "streaming.h"
 
 namespace sw {
 
@@ -23,7 +24,8 @@ struct Model::Impl {
   std::string chat_template;
   CallFormat format;
   int threads = 1;
-  double load_ms = 0;  // the weights, vocabulary tables and format detection
+  double load_ms = 0;  // the weights (with `stream`: the metadata), vocabulary tables, format
+  std::unique_ptr<StreamingLoad> streaming;  // weights still arriving (ModelParams::stream)
 
   Impl() = default;
   Impl(const Impl&) = delete;

@@ -14,6 +14,7 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--format", params.call_format, "call format: smollm2, hermes, json (default: detect)");
   app.add_flag("--no-mmap{false}", params.mmap, "read the weights into memory instead of mapping the file");
   app.add_flag("--no-repack{false}", params.repack, "use the weights as stored (no repacking for the CPU's kernels)");
+  app.add_flag("--stream-weights", params.stream, "pipelined load: compute starts while later weights are read");
 }
 
 ModeSpec parse_mode_spec(const std::string& text) {

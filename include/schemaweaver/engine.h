@@ -32,6 +32,9 @@ struct ModelParams {
   // kernels (faster passes, a slower load) or used as stored.
   bool mmap = true;
   bool repack = true;
+  // A pipelined load: the model exists once its metadata is read, the weights follow in the
+  // order the forward pass needs them, and a pass waits only for the weights it reaches.
+  bool stream = false;
 };
 
 struct ModelInfo {

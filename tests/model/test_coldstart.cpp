@@ -1,10 +1,12 @@
-// Packing on the default model: the importance statistic gathered through llama.cpp's
-// evaluation callback covers every weight matrix with the matrix's input width, and a packed
-// model keeps to its budget.
+// Cold start on the default model: the importance statistic gathered through llama.cpp's
+// evaluation callback covers every weight matrix with the matrix's input width, a packed model
+// keeps to its budget, and a model whose weights stream in while it computes answers as the
+// model loaded from the file does.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "importance.h"
 #include "model.h"
@@ -55,6 +57,27 @@ TEST(Pack, PackedModelKeepsToItsBudget) {
   auto packed = sw::Model::load({out});  // stock llama.cpp reads it
   EXPECT_EQ(packed->info().parameters, sw::Model::load({SW_TEST_MODEL})->info().parameters);
   std::filesystem::remove(out);
+}
+
+TEST(Streaming, WeightsReadDuringThePassGiveTheSameCalls) {
+  sw::ModelParams file_load{SW_TEST_MODEL};
+  sw::ModelParams streamed = file_load;
+  streamed.stream = true;
+  std::ifstream tools_file(SW_EXAMPLES "/weather_tools.json");
+  auto tools = sw::parse_tools(sw::Json::parse(tools_file));
+  for (const char* request : {"What is the weather like in Paris?", "Weather in Oslo in fahrenheit, please."}) {
+    std::vector<sw::Message> chat{{"user", request}};
+    sw::CallResult expected = sw::Session(sw::Model::load(file_load)).call(chat, tools, {});
+    sw::CallResult got = sw::Session(sw::Model::load(streamed)).call(chat, tools, {});
+    ASSERT_TRUE(expected.error.empty()) << expected.error;
+    EXPECT_EQ(got.text, expected.text) << request;
+  }
+}
+
+TEST(Streaming, UnreadableFileFailsClearly) {
+  sw::ModelParams streamed{SW_TEST_DATA "/corrupt.gguf"};
+  streamed.stream = true;
+  EXPECT_THROW(sw::Model::load(streamed), sw::Error);
 }
 
 }  // namespace
