@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <cstring>
+#include <set>
 #include <sstream>
 
 #include <ggml.h>
@@ -20,7 +21,15 @@ namespace {
 
 // Matrices the forward pass multiplies with activations (or looks up, for the embeddings),
 // which llama.cpp's quantizer may store in any of its types.
-const std::regex kPackable(R"(^(token_embd|output|blk\.\d+\.(attn_q|attn_k|attn_v|attn_qkv|attn_output|ffn_gate|ffn_up|ffn_down))\.weight$)");
+bool packable(const std::string& name) {
+  static const std::set<std::string> kinds = {"attn_q",      "attn_k",   "attn_v", "attn_qkv",
+                                              "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
+  if (name == "token_embd.weight" || name == "output.weight") return true;
+  int block = -1, used = 0;
+  char kind[32] = {};
+  return std::sscanf(name.c_str(), "blk.%d.%31[a-z_].weight%n", &block, kind, &used) == 2 &&
+         size_t(used) == name.size() && kinds.count(kind) > 0;
+}
 
 // Candidate types by the length of their blocks: 256-weight super-blocks (k-quants) where rows
 // allow them, else 32-weight blocks.
@@ -65,7 +74,7 @@ GgufIndex read_index(const std::string& path) {
     const size_t size = gguf_get_tensor_size(gguf, i);
     const ggml_tensor* t = ggml_get_tensor(meta, name);
     index.source_bytes += size;
-    if (!t || ggml_n_dims(t) != 2 || t->ne[0] % 32 != 0 || !std::regex_match(name, kPackable)) {
+    if (!t || ggml_n_dims(t) != 2 || t->ne[0] % 32 != 0 || !packable(name)) {
       index.other_bytes += size;
       continue;
     }
@@ -236,9 +245,14 @@ void choose_uniform(std::vector<Matrix>& matrices, ggml_type type) {
   }
 }
 
-std::string regex_escape(const std::string& text) {
-  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
-  return std::regex_replace(text, special, R"(\$&)");
+// The pattern that matches exactly `name` (llama.cpp takes tensor type overrides as regexes).
+std::string exact_pattern(const std::string& name) {
+  std::string pattern = "^";
+  for (char c : name) {
+    if (std::strchr(".^$|()[]{}*+?\\", c)) pattern += '\\';
+    pattern += c;
+  }
+  return pattern + "$";
 }
 
 // llama.cpp's quantizer writes `output` with the chosen types and the importance matrix.
@@ -248,7 +262,7 @@ void write_packed(const PackOptions& options, const std::vector<Matrix>& matrice
   patterns.reserve(matrices.size());
   std::vector<llama_model_tensor_override> overrides;
   for (const Matrix& m : matrices) {
-    patterns.push_back("^" + regex_escape(m.name) + "$");
+    patterns.push_back(exact_pattern(m.name));
     overrides.push_back({patterns.back().c_str(), m.choices[m.chosen].type});
   }
   overrides.push_back({nullptr, GGML_TYPE_COUNT});
