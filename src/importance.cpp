@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include <ggml-backend.h>
 
@@ -14,7 +15,11 @@ bool ends_with(const char* text, const char* end) {
 }
 
 struct Gatherer {
-  ImportanceMap importance;
+  struct Sums {
+    std::vector<double> square;  // per input channel
+    int64_t rows = 0;
+  };
+  std::map<std::string, Sums> sums;
   std::vector<float> scratch;
 
   // A product of a stored weight matrix (src 0) with float activations (src 1).
@@ -32,15 +37,14 @@ struct Gatherer {
     const int64_t rows = ggml_nrows(input);
     scratch.resize(size_t(width * rows));
     ggml_backend_tensor_get(input, scratch.data(), 0, ggml_nbytes(input));
-    ChannelImportance& c = importance[t->src[0]->name];
-    if (c.mean_square.empty()) c.mean_square.assign(size_t(width), 0.0);
-    if (int64_t(c.mean_square.size()) != width) return;  // a matrix used with two widths: keep the first
-    // Sums for now; measure_importance divides by the rows at the end.
+    Sums& s = sums[t->src[0]->name];
+    if (s.square.empty()) s.square.assign(size_t(width), 0.0);
+    if (int64_t(s.square.size()) != width) return;  // a matrix used with two widths: keep the first
     for (int64_t r = 0; r < rows; ++r) {
       const float* x = scratch.data() + r * width;
-      for (int64_t j = 0; j < width; ++j) c.mean_square[size_t(j)] += double(x[j]) * double(x[j]);
+      for (int64_t j = 0; j < width; ++j) s.square[size_t(j)] += double(x[j]) * double(x[j]);
     }
-    c.rows += rows;
+    s.rows += rows;
   }
 
   static bool callback(ggml_tensor* t, bool ask, void* self) {
@@ -93,10 +97,13 @@ Calibration measure_importance(const Model::Impl& model, const std::string& text
   }
   llama_batch_free(batch);
   llama_free(ctx);
-  for (auto& [name, c] : gatherer.importance) {
-    for (double& v : c.mean_square) v /= double(std::max<int64_t>(c.rows, 1));
+  Calibration calibration{{}, int(tokens.size())};
+  for (const auto& [name, s] : gatherer.sums) {
+    ChannelImportance& c = calibration.importance[name];
+    c.rows = s.rows;
+    for (double v : s.square) c.mean_square.push_back(float(v / double(std::max<int64_t>(s.rows, 1))));
   }
-  return {std::move(gatherer.importance), int(tokens.size())};
+  return calibration;
 }
 
 }  // namespace sw

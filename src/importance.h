@@ -15,8 +15,8 @@
 namespace sw {
 
 struct ChannelImportance {
-  std::vector<double> mean_square;  // per input channel (the matrix's row length)
-  int64_t rows = 0;                 // activation rows (tokens) seen
+  std::vector<float> mean_square;  // per input channel (the matrix's row length)
+  int64_t rows = 0;                // activation rows (tokens) seen
 };
 
 // Keyed by weight tensor name ("blk.0.ffn_down.weight").

@@ -113,15 +113,16 @@ std::vector<float> sample_rows(std::ifstream& file, const Matrix& m, int64_t cou
 
 // The output error `type` adds to the matrix relative to its output: the squared rounding
 // error of each weight times its input channel's mean square, over the same for the weights.
-double relative_error(ggml_type type, const std::vector<float>& rows, int64_t width, const std::vector<float>& weight) {
+// `weight` may be null (no statistic: every channel counts the same).
+double relative_error(ggml_type type, const std::vector<float>& rows, int64_t width, const float* weight) {
   const int64_t count = int64_t(rows.size()) / width;
   std::vector<char> packed(ggml_row_size(type, width) * size_t(count));
-  ggml_quantize_chunk(type, rows.data(), packed.data(), 0, count, width, weight.empty() ? nullptr : weight.data());
+  ggml_quantize_chunk(type, rows.data(), packed.data(), 0, count, width, weight);
   std::vector<float> back(rows.size());
   ggml_get_type_traits(type)->to_float(packed.data(), back.data(), int64_t(back.size()));
   double error = 0, signal = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const double w = weight.empty() ? 1.0 : double(weight[i % size_t(width)]);
+    const double w = weight ? double(weight[i % size_t(width)]) : 1.0;
     const double d = double(back[i]) - double(rows[i]);
     error += w * d * d;
     signal += w * double(rows[i]) * double(rows[i]);
@@ -152,29 +153,35 @@ std::vector<Choice> lower_hull(std::vector<Choice> choices) {
   return hull;
 }
 
-std::vector<float> importance_of(const Calibration& calibration, const Matrix& m) {
+// The matrix's statistic, or null if the calibration never saw it multiply activations.
+const float* importance_of(const Calibration& calibration, const Matrix& m) {
   auto found = calibration.importance.find(m.name);
-  if (found == calibration.importance.end() || int64_t(found->second.mean_square.size()) != m.row) return {};
-  return std::vector<float>(found->second.mean_square.begin(), found->second.mean_square.end());
+  if (found == calibration.importance.end() || int64_t(found->second.mean_square.size()) != m.row) return nullptr;
+  return found->second.mean_square.data();
 }
 
 const std::vector<ggml_type>& candidate_types(const Matrix& m) {
   return m.row % 256 == 0 ? kSuperBlockTypes : kBlockTypes;
 }
 
-void estimate_choices(const std::string& path, const Calibration& calibration, std::vector<Matrix>& matrices) {
+// Each matrix's choices among `types` (its candidate types if empty). A type whose blocks do
+// not fit the rows is left to llama.cpp's own fallback, its error unknown (0).
+void estimate_choices(const std::string& path, const Calibration& calibration, const std::vector<ggml_type>& types,
+                      std::vector<Matrix>& matrices) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error("cannot open model file '" + path + "'");
   for (Matrix& m : matrices) {
     const int64_t count = std::min(m.rows, kSampleRows);
     std::vector<float> rows = sample_rows(file, m, count);
-    std::vector<float> weight = importance_of(calibration, m);
+    const float* weight = importance_of(calibration, m);
     std::vector<Choice> choices;
-    for (ggml_type type : candidate_types(m)) {
+    for (ggml_type type : types.empty() ? candidate_types(m) : types) {
       uint64_t bytes = ggml_row_size(type, m.row) * uint64_t(m.rows);
-      choices.push_back({type, bytes, relative_error(type, rows, m.row, weight)});
+      bool fits = m.row % ggml_blck_size(type) == 0;
+      choices.push_back({type, bytes, fits ? relative_error(type, rows, m.row, weight) : 0.0});
     }
     m.choices = lower_hull(std::move(choices));
+    m.chosen = 0;
   }
 }
 
@@ -191,14 +198,11 @@ void check_budget(const std::vector<Matrix>& matrices, uint64_t budget) {
                 std::to_string(smallest) + " bytes, every matrix at its smallest type)");
 }
 
-// Starts every matrix at its smallest choice, then moves up whichever step removes the most
+// From every matrix at its smallest choice, moves up whichever step removes the most
 // error per byte while the budget allows.
 void allocate(std::vector<Matrix>& matrices, uint64_t budget) {
   uint64_t used = 0;
-  for (Matrix& m : matrices) {
-    m.chosen = 0;
-    used += m.choices.front().bytes;
-  }
+  for (const Matrix& m : matrices) used += m.choices[m.chosen].bytes;
   while (true) {
     Matrix* best = nullptr;
     double best_rate = 0;
@@ -216,33 +220,17 @@ void allocate(std::vector<Matrix>& matrices, uint64_t budget) {
   }
 }
 
+// A quantized type by name, in any case: ggml spells them "q3_K", people "Q3_K".
 ggml_type quantized_type(const std::string& name) {
+  auto lower = [](std::string text) {
+    for (char& c : text) c = char(std::tolower((unsigned char)c));
+    return text;
+  };
   for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
     const ggml_type_traits* traits = ggml_get_type_traits(ggml_type(t));
-    if (traits->type_name && traits->is_quantized && name == traits->type_name) return ggml_type(t);
-  }
-  // ggml names its types in lower case ("q3_K"); accept the usual upper-case spelling too.
-  std::string lower = name;
-  for (char& c : lower) c = char(std::tolower((unsigned char)c));
-  for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
-    const ggml_type_traits* traits = ggml_get_type_traits(ggml_type(t));
-    std::string known = traits->type_name ? traits->type_name : "";
-    for (char& c : known) c = char(std::tolower((unsigned char)c));
-    if (traits->is_quantized && !known.empty() && lower == known) return ggml_type(t);
+    if (traits->type_name && traits->is_quantized && lower(name) == lower(traits->type_name)) return ggml_type(t);
   }
   throw Error("unknown quantization type '" + name + "' (e.g. Q2_K, Q3_K, Q4_K, Q8_0)");
-}
-
-void choose_uniform(std::vector<Matrix>& matrices, ggml_type type) {
-  for (Matrix& m : matrices) {
-    auto it = std::find_if(m.choices.begin(), m.choices.end(), [&](const Choice& c) { return c.type == type; });
-    if (it == m.choices.end()) {
-      // Off the hull or not allowed for these rows: llama.cpp's own fallback applies.
-      m.choices = {{type, ggml_row_size(type, m.row) * uint64_t(m.rows), 0.0}};
-      it = m.choices.begin();
-    }
-    m.chosen = size_t(it - m.choices.begin());
-  }
 }
 
 // The pattern that matches exactly `name` (llama.cpp takes tensor type overrides as regexes).
@@ -266,13 +254,9 @@ void write_packed(const PackOptions& options, const std::vector<Matrix>& matrice
     overrides.push_back({patterns.back().c_str(), m.choices[m.chosen].type});
   }
   overrides.push_back({nullptr, GGML_TYPE_COUNT});
-  std::vector<std::vector<float>> values;
-  values.reserve(calibration.importance.size());
   std::vector<llama_model_imatrix_data> imatrix;
-  for (const auto& [name, c] : calibration.importance) {
-    values.emplace_back(c.mean_square.begin(), c.mean_square.end());
-    imatrix.push_back({name.c_str(), values.back().data(), values.back().size()});
-  }
+  for (const auto& [name, c] : calibration.importance)
+    imatrix.push_back({name.c_str(), c.mean_square.data(), c.mean_square.size()});
   imatrix.push_back({nullptr, nullptr, 0});
   llama_model_quantize_params qp = llama_model_quantize_default_params();
   qp.nthread = threads;
@@ -331,12 +315,10 @@ PackResult pack_model(const PackOptions& options) {
   auto model = Model::load(params);
   const Model::Impl& impl = model->impl();
   Calibration calibration = measure_importance(impl, text, options.calibration_tokens);
-  estimate_choices(options.model_path, calibration, index.matrices);
-  if (by_budget) {
-    allocate(index.matrices, budget);
-  } else {
-    choose_uniform(index.matrices, uniform);
-  }
+  // A uniform packing only needs the error of its one type.
+  estimate_choices(options.model_path, calibration, by_budget ? std::vector<ggml_type>{} : std::vector<ggml_type>{uniform},
+                   index.matrices);
+  if (by_budget) allocate(index.matrices, budget);
   write_packed(options, index.matrices, calibration, impl.threads);
   PackResult result;
   result.source_bytes = index.source_bytes;

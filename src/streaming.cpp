@@ -44,17 +44,28 @@ bool is_output(const char* name) {
 }  // namespace
 
 StreamingLoad::StreamingLoad(const std::string& path, llama_model_params params) : path_(path) {
-  gguf_init_params metadata_only{true, nullptr};
-  metadata_ = gguf_init_from_file(path.c_str(), metadata_only);
+  gguf_init_params metadata_and_shapes{true, &shapes_};
+  metadata_ = gguf_init_from_file(path.c_str(), metadata_and_shapes);
   if (!metadata_) throw Error("cannot read '" + path + "' as a GGUF file");
   const int64_t tied = declare_tied_output();
   model_ = llama_model_init_from_user(metadata_, &StreamingLoad::record, this, params);
   if (!model_) {
-    gguf_free(metadata_);
+    free_metadata();
     throw Error("failed to load model '" + path + "': " + llama_last_errors());
   }
-  // Reading order: what comes before the blocks (the embedding table), the blocks in order,
-  // then the output; within a group, file order.
+  try {
+    plan_reading(tied);
+  } catch (const Error&) {
+    llama_model_free(model_);
+    free_metadata();
+    throw;
+  }
+  reader_ = std::thread([this] { read_all(); });
+}
+
+// Reading order: what comes before the blocks (the embedding table), the blocks in order,
+// then the output; within a group, file order.
+void StreamingLoad::plan_reading(int64_t tied) {
   int blocks = 0;
   for (const Pending& p : pending_) blocks = std::max(blocks, block_of(p.tensor->name) + 1);
   const size_t data = gguf_get_data_offset(metadata_);
@@ -62,20 +73,12 @@ StreamingLoad::StreamingLoad(const std::string& path, llama_model_params params)
     const char* name = ggml_get_name(p.tensor);
     int64_t id = gguf_find_tensor(metadata_, name);
     if (tied >= 0 && std::strcmp(name, "output.weight") == 0) id = tied;
-    p.fill = id < 0 ? neutral_value(name) : 0.0f;
-    if (id < 0 && (std::isnan(p.fill) || p.tensor->type != GGML_TYPE_F32)) {
-      Error missing("'" + path + "': llama.cpp builds tensor '" + name + "', which the file lacks; this model cannot be streamed");
-      llama_model_free(model_);
-      gguf_free(metadata_);
-      throw missing;
-    }
-    if (id >= 0 && gguf_get_tensor_size(metadata_, id) != ggml_nbytes(p.tensor)) {
-      Error mismatch("'" + path + "': tensor '" + name + "' does not match the model llama.cpp built");
-      llama_model_free(model_);
-      gguf_free(metadata_);
-      throw mismatch;
-    }
     p.in_file = id >= 0;
+    p.fill = p.in_file ? 0.0f : neutral_value(name);
+    if (!p.in_file && (std::isnan(p.fill) || p.tensor->type != GGML_TYPE_F32))
+      throw Error("'" + path_ + "': llama.cpp builds tensor '" + name + "', which the file lacks; this model cannot be streamed");
+    if (p.in_file && gguf_get_tensor_size(metadata_, id) != ggml_nbytes(p.tensor))
+      throw Error("'" + path_ + "': tensor '" + name + "' does not match the model llama.cpp built");
     p.offset = p.in_file ? data + gguf_get_tensor_offset(metadata_, id) : 0;
     int block = block_of(name);
     p.group = block >= 0 ? block + 1 : is_output(name) ? blocks + 1 : 0;
@@ -85,37 +88,33 @@ StreamingLoad::StreamingLoad(const std::string& path, llama_model_params params)
     return a.group < b.group || (a.group == b.group && a.offset < b.offset);
   });
   group_count_ = blocks + 2;
-  reader_ = std::thread([this] { read_all(); });
 }
 
 int64_t StreamingLoad::declare_tied_output() {
   const int64_t embeddings = gguf_find_tensor(metadata_, "token_embd.weight");
-  if (embeddings < 0 || gguf_find_tensor(metadata_, "output.weight") >= 0) return -1;
+  const ggml_tensor* table = ggml_get_tensor(shapes_, "token_embd.weight");
+  if (embeddings < 0 || !table || gguf_find_tensor(metadata_, "output.weight") >= 0) return -1;
   // Built from metadata alone, llama.cpp cannot see that the output shares the embedding
   // table and would make it a float matrix; declared with the table's type, it is filled with
   // the table's bytes (a copy in memory where the file-backed load shares them).
   ggml_init_params params{ggml_tensor_overhead(), nullptr, true};
   ggml_context* scratch = ggml_init(params);
-  const ggml_tensor* table = nullptr;
-  ggml_context* meta = nullptr;
-  gguf_init_params with_shapes{true, &meta};
-  gguf_context* shapes = gguf_init_from_file(path_.c_str(), with_shapes);
-  if (shapes) table = ggml_get_tensor(meta, "token_embd.weight");
-  if (table) {
-    ggml_tensor* output = ggml_new_tensor_2d(scratch, table->type, table->ne[0], table->ne[1]);
-    ggml_set_name(output, "output.weight");
-    gguf_add_tensor(metadata_, output);
-  }
-  if (shapes) gguf_free(shapes);
-  if (meta) ggml_free(meta);
+  ggml_tensor* output = ggml_new_tensor_2d(scratch, table->type, table->ne[0], table->ne[1]);
+  ggml_set_name(output, "output.weight");
+  gguf_add_tensor(metadata_, output);  // copies what it needs
   ggml_free(scratch);
-  return table ? embeddings : -1;
+  return embeddings;
+}
+
+void StreamingLoad::free_metadata() {
+  gguf_free(metadata_);
+  ggml_free(shapes_);
 }
 
 StreamingLoad::~StreamingLoad() {
   stop_ = true;
   if (reader_.joinable()) reader_.join();
-  gguf_free(metadata_);
+  free_metadata();
 }
 
 void StreamingLoad::record(ggml_tensor* tensor, void* self) {

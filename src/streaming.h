@@ -21,6 +21,7 @@
 #include <llama.h>
 
 struct gguf_context;
+struct ggml_context;
 
 namespace sw {
 
@@ -54,6 +55,9 @@ class StreamingLoad {
   // For a model whose output reuses the embedding table: declares the output in the metadata
   // with the table's type; returns the table's tensor id (its data is the output's), or -1.
   int64_t declare_tied_output();
+  // Where each recorded tensor's data is and when it is read; throws Error on a mismatch.
+  void plan_reading(int64_t tied);
+  void free_metadata();
   void read_all();
   void finish_group(int group, const std::string& error);
   // Blocks until `group` is in; false if reading failed.
@@ -61,6 +65,7 @@ class StreamingLoad {
 
   std::string path_;
   gguf_context* metadata_ = nullptr;
+  ggml_context* shapes_ = nullptr;      // the file's tensors (shapes and types, no data)
   llama_model* model_ = nullptr;
   std::vector<Pending> pending_;        // in reading order
   std::unordered_map<const ggml_tensor*, int> group_by_tensor_;
