@@ -118,6 +118,27 @@ void Context::clear() {
   last_pass_logits_.clear();
 }
 
+std::vector<uint8_t> Context::save(size_t length) {
+  // A copy of sequence 0's cells, cut to `length`, in the scratch sequence (tags only).
+  drop(kScratch);
+  share_main(kScratch);
+  drop(kScratch, llama_pos(std::min(length, history_.size())));
+  std::vector<uint8_t> state(llama_state_seq_get_size(ctx_, kScratch));
+  state.resize(llama_state_seq_get_data(ctx_, state.data(), state.size(), kScratch));
+  drop(kScratch);
+  return state;
+}
+
+bool Context::restore(const std::vector<llama_token>& tokens, const std::vector<uint8_t>& state) {
+  clear();
+  if (tokens.size() > size_t(n_ctx_) || llama_state_seq_set_data(ctx_, state.data(), state.size(), kMain) == 0) {
+    clear();
+    return false;
+  }
+  history_ = tokens;
+  return true;
+}
+
 int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {
   size_t shared = 0;
   while (shared < history_.size() && shared < prompt.size() && history_[shared] == prompt[shared]) ++shared;

@@ -6,6 +6,7 @@
 // with a branch only tags its cells and branches of different lengths go through one pass.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -74,6 +75,13 @@ class Context {
 
   // Asked before every pass; when it returns true, the pass throws Cancelled instead.
   void set_interrupt(std::function<bool()> interrupt) { interrupt_ = std::move(interrupt); }
+
+  // The first `length` cells of sequence 0 as llama.cpp's sequence state (positions, keys,
+  // values); sequence 0 itself is left as it is.
+  std::vector<uint8_t> save(size_t length);
+  // Replaces everything the context holds with a saved state and its tokens. Returns false,
+  // leaving the context empty, if llama.cpp rejects the state (a different layout).
+  bool restore(const std::vector<llama_token>& tokens, const std::vector<uint8_t>& state);
 
   void clear();
   int size() const { return n_ctx_; }

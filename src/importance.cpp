@@ -6,6 +6,8 @@
 
 #include <ggml-backend.h>
 
+#include "text_reader.h"
+
 namespace sw {
 namespace {
 
@@ -61,42 +63,8 @@ Calibration measure_importance(const Model::Impl& model, const std::string& text
   if (tokens.empty()) throw Error("the calibration text holds no tokens");
   if (int(tokens.size()) > max_tokens) tokens.resize(size_t(max_tokens));
   Gatherer gatherer;
-  llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = uint32_t(window + 1);
-  cp.n_batch = cp.n_ubatch = uint32_t(window + 1);
-  cp.n_threads = cp.n_threads_batch = model.threads;
-  cp.cb_eval = &Gatherer::callback;
-  cp.cb_eval_user_data = &gatherer;
-  cp.no_perf = true;
-  llama_context* ctx = llama_init_from_model(model.model, cp);
-  if (!ctx) throw Error("failed to create a llama.cpp context: " + llama_last_errors());
-  const llama_token bos = llama_vocab_bos(model.vocab);
-  llama_batch batch = llama_batch_init(window + 1, 0, 1);
-  for (size_t start = 0; start < tokens.size(); start += size_t(window)) {
-    // Each window reads from an empty cache, behind the BOS token where the model has one.
-    llama_memory_clear(llama_get_memory(ctx), true);
-    batch.n_tokens = 0;
-    auto push = [&](llama_token token) {
-      int i = batch.n_tokens++;
-      batch.token[i] = token;
-      batch.pos[i] = i;
-      batch.n_seq_id[i] = 1;
-      batch.seq_id[i][0] = 0;
-      batch.logits[i] = false;
-    };
-    if (bos != LLAMA_TOKEN_NULL) push(bos);
-    size_t end = std::min(tokens.size(), start + size_t(window));
-    for (size_t i = start; i < end; ++i) push(tokens[i]);
-    batch.logits[batch.n_tokens - 1] = true;
-    int rc = llama_decode(ctx, batch);
-    if (rc != 0) {
-      llama_batch_free(batch);
-      llama_free(ctx);
-      throw Error("llama_decode failed on the calibration text (code " + std::to_string(rc) + ")");
-    }
-  }
-  llama_batch_free(batch);
-  llama_free(ctx);
+  WindowReader reader(model, window, &Gatherer::callback, &gatherer);
+  for (const std::vector<llama_token>& part : WindowReader::split(tokens, window)) reader.read(part, false);
   Calibration calibration{{}, int(tokens.size())};
   for (const auto& [name, s] : gatherer.sums) {
     ChannelImportance& c = calibration.importance[name];

@@ -198,6 +198,15 @@ void check_budget(const std::vector<Matrix>& matrices, uint64_t budget) {
                 std::to_string(smallest) + " bytes, every matrix at its smallest type)");
 }
 
+// llama.cpp's quantizer would store a matrix whose rows are not whole blocks of the type in
+// another type, so a uniform packing that does not fit is refused rather than mislabelled.
+void check_fits(const std::vector<Matrix>& matrices, ggml_type type) {
+  for (const Matrix& m : matrices)
+    if (m.row % ggml_blck_size(type) != 0)
+      throw Error("type " + std::string(ggml_type_name(type)) + " does not fit '" + m.name + "': its rows of " +
+                  std::to_string(m.row) + " weights are not whole blocks of " + std::to_string(ggml_blck_size(type)));
+}
+
 // From every matrix at its smallest choice, moves up whichever step removes the most
 // error per byte while the budget allows.
 void allocate(std::vector<Matrix>& matrices, uint64_t budget) {
@@ -309,6 +318,7 @@ PackResult pack_model(const PackOptions& options) {
                           : options.budget_bytes > index.other_bytes ? options.budget_bytes - index.other_bytes
                                                                      : 0;
   if (by_budget) check_budget(index.matrices, budget);
+  else check_fits(index.matrices, uniform);
   ModelParams params;
   params.path = options.model_path;
   params.threads = options.threads;

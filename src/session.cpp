@@ -11,6 +11,7 @@
 #include "drafter.h"
 #include "weaver.h"
 #include "model.h"
+#include "prompt_state.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {
@@ -123,6 +124,7 @@ struct Session::Impl {
   std::shared_ptr<const Model> draft_model;
   std::unique_ptr<Context> draft_context;
   double draft_pass_ms = 0;
+  size_t prompt_length = 0;  // of the last call
 
   explicit Impl(std::shared_ptr<const Model> m)
       : model(std::move(m)), context(model->impl(), model->impl().params.context_size) {}
@@ -210,6 +212,23 @@ int Session::check(const std::vector<Message>& messages, const std::vector<ToolS
   return int(prepare(impl_->model->impl(), impl_->context.size(), messages, tools, options).prompt.size());
 }
 
+void Session::save_prompt_state(const std::string& path) {
+  if (impl_->prompt_length == 0) throw Error("no prompt state to save: no call was made");
+  Context& context = impl_->context;
+  const size_t length = std::min(impl_->prompt_length, context.history().size());
+  PromptState state;
+  state.model = model_identity(impl_->model->impl().params.path);
+  state.tokens.assign(context.history().begin(), context.history().begin() + long(length));
+  state.cells = context.save(length);
+  write_prompt_state(path, state);
+}
+
+int Session::restore_prompt_state(const std::string& path) {
+  std::optional<PromptState> state = read_prompt_state(path);
+  if (!state || state->model != model_identity(impl_->model->impl().params.path)) return 0;
+  return impl_->context.restore(state->tokens, state->cells) ? int(state->tokens.size()) : 0;
+}
+
 CallResult Session::call(const std::vector<Message>& messages, const std::vector<ToolSpec>& all_tools,
                          const CallOptions& options) {
   const Model::Impl& model = impl_->model->impl();
@@ -234,6 +253,7 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   PassCounter prompt_passes;
   auto started = Clock::now();
   int reused = context.start_from(prompt, prompt_passes);
+  impl_->prompt_length = prompt.size();
   // A draft model reads the prompt too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) impl_->draft_context->start_from(prompt, draft_passes);

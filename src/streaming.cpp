@@ -128,6 +128,7 @@ void StreamingLoad::read_all() {
   std::vector<char> buffer;
   size_t next = 0;
   for (int group = 0; group < group_count_; ++group) {
+    read_ahead(fd, group + 1);
     for (; next < pending_.size() && pending_[next].group == group; ++next) {
       if (stop_) {
         close(fd);
@@ -153,6 +154,11 @@ void StreamingLoad::read_all() {
     finish_group(group, "");
   }
   close(fd);
+}
+
+void StreamingLoad::read_ahead(int fd, int group) const {
+  for (const Pending& p : pending_)
+    if (p.group == group && p.in_file) posix_fadvise(fd, off_t(p.offset), off_t(ggml_nbytes(p.tensor)), POSIX_FADV_WILLNEED);
 }
 
 void StreamingLoad::finish_group(int group, const std::string& error) {

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -5,6 +6,13 @@
 
 namespace cli {
 namespace {
+
+// When the answer's milestones came, in ms from the command's start (before the model is
+// loaded): what a cold start costs the first call.
+struct SinceStart {
+  double first_token_ms = 0;  // the prompt read: the first token can be sampled
+  double executable_ms = 0;   // every call of the turn can be executed
+};
 
 struct CallCommand {
   ModelOptions model;
@@ -16,6 +24,7 @@ struct CallCommand {
   std::vector<std::string> given_arguments;
   std::vector<std::string> read_only;
   std::string draft_model;
+  std::string prompt_state;
   std::string tool_choice = "required";
   int max_tokens = 256;
   int max_calls = 0;
@@ -37,6 +46,7 @@ struct CallCommand {
   }
 
   void run() const {
+    const auto started = std::chrono::steady_clock::now();
     ModeSpec spec = parse_mode_spec(mode);
     if (spec.given_arguments) throw sw::Error("give the argument set with --given-arguments");
     if (spec.read_only_tools) throw sw::Error("name the read-only tools with --read-only");
@@ -55,6 +65,7 @@ struct CallCommand {
     options.draft_model = load_draft_model(draft_model, model.params, {spec});
     if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools) << "\n";
     sw::Session session(loaded);
+    const int restored = prompt_state.empty() ? 0 : session.restore_prompt_state(prompt_state);
     if (!json) {
       options.on_call = [](const sw::CallEvent& e) {
         std::fprintf(stderr, "%.1f ms: %s call %d %s%s\n", e.at_ms,
@@ -64,8 +75,13 @@ struct CallCommand {
       };
     }
     sw::CallResult result = session.call(chat, tools, options);
+    const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    const SinceStart since{total_ms - result.stats.call_ms, total_ms - result.stats.call_ms + result.stats.executable_ms};
     const double load_ms = loaded->info().load_ms;
-    json ? print_json(result, load_ms) : print_text(result, load_ms);
+    // The state is refreshed whenever this call computed more of its prompt than it restored.
+    if (!prompt_state.empty() && result.stats.prompt_reused_tokens + 1 < result.stats.prompt_tokens)
+      session.save_prompt_state(prompt_state);
+    json ? print_json(result, load_ms, since, restored) : print_text(result, load_ms, since, restored);
     if (!result.error.empty()) throw sw::Error("no valid call: " + result.error);
   }
 
@@ -79,7 +95,7 @@ struct CallCommand {
     throw sw::Error("--read-only: no tool is named '" + name + "'");
   }
 
-  void print_text(const sw::CallResult& r, double load_ms) const {
+  void print_text(const sw::CallResult& r, double load_ms, const SinceStart& since, int restored) const {
     for (const sw::ToolCall& call : r.calls)
       std::cout << sw::dump_json(call.to_json()) << "\n";
     if (r.text_reply) std::cout << r.text << "\n";
@@ -92,18 +108,26 @@ struct CallCommand {
                  mode.c_str(), load_ms, s.prompt_tokens, s.prompt_passes, s.prompt_ms, s.executable_ms, s.call_ms,
                  s.call_passes, s.call_prefill_passes, s.call_tokens, s.sampled_tokens,
                  s.constraint_ms, s.constraint_steps, double(s.peak_rss_kb) / 1024.0);
+    std::fprintf(stderr, "  from the command's start: first token at %.1f ms, call executable at %.1f ms\n",
+                 since.first_token_ms, since.executable_ms);
+    if (!prompt_state.empty())
+      std::fprintf(stderr, "  prompt state '%s': %d tokens restored, %d of the prompt's %d reused\n", prompt_state.c_str(),
+                   restored, s.prompt_reused_tokens, s.prompt_tokens);
     if (s.draft_tokens > 0)
       std::fprintf(stderr, "  drafts: %d of %d draft tokens taken\n", s.accepted_draft_tokens, s.draft_tokens);
     for (const sw::PhaseStats& p : s.phases)
       std::fprintf(stderr, "  %-12s %3d passes %4d tokens %8.1f ms\n", p.name.c_str(), p.passes, p.tokens, p.ms);
   }
 
-  void print_json(const sw::CallResult& r, double load_ms) const {
+  void print_json(const sw::CallResult& r, double load_ms, const SinceStart& since, int restored) const {
     sw::Json calls = sw::Json::array();
     for (const sw::ToolCall& call : r.calls) calls.push_back(call.to_json());
     const sw::CallStats& s = r.stats;
     sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"text_reply", r.text_reply}, {"mode", mode},
-                    {"load_ms", load_ms}, {"stats", stats_json(s)}, {"events", events_json(s.events)}};
+                    {"load_ms", load_ms},
+                    {"since_start", {{"first_token_ms", since.first_token_ms}, {"executable_ms", since.executable_ms}}},
+                    {"prompt_state_restored_tokens", restored},
+                    {"stats", stats_json(s)}, {"events", events_json(s.events)}};
     std::cout << out.dump() << "\n";
   }
 };
@@ -129,6 +153,9 @@ void add_call_command(CLI::App& app) {
       ->check(CLI::IsMember({"required", "auto", "none"}))
       ->capture_default_str();
   cmd->add_option("--draft-model", c->draft_model, "speculative: draft with this smaller GGUF model of the same vocabulary");
+  cmd->add_option("--prompt-state", c->prompt_state,
+                  "restore the prompt's keys and values from this file if this model computed them; save them there "
+                  "after the call when more was computed than restored");
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
   cmd->add_option("--max-calls", c->max_calls, "calls in the answer at most (0: any number)")
       ->check(CLI::NonNegativeNumber)

@@ -221,6 +221,17 @@ class Session {
   int check(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
             const CallOptions& options) const;
 
+  // A prompt state saved to a file: the keys and values of the last call's prompt, tagged with
+  // the model file that computed them. A process that starts later with the same model and a
+  // prompt that begins the same (the system prompt and the tools) restores it and computes only
+  // the rest. save_prompt_state writes the file whole or not at all; throws Error before any
+  // call or when the file cannot be written.
+  void save_prompt_state(const std::string& path);
+  // Replaces what the session's cache holds; returns the tokens restored: 0 if there is no such
+  // file, or it was computed by another model file or for another cache layout (the next call
+  // then computes its whole prompt). Throws Error if the file is not a prompt state.
+  int restore_prompt_state(const std::string& path);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

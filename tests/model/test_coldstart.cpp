@@ -1,7 +1,8 @@
 // Cold start on the default model: the importance statistic gathered through llama.cpp's
-// evaluation callback covers every weight matrix with the matrix's input width, a packed model
-// keeps to its budget, and a model whose weights stream in while it computes answers as the
-// model loaded from the file does.
+// evaluation callback covers every weight matrix with the matrix's input width; a packed model
+// keeps to its budget and stays close to its source on a text it was not calibrated on; a model
+// whose weights stream in while it computes answers as the model loaded from the file does; a
+// prompt state saved and restored later changes no answer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,10 +13,12 @@
 #include "model.h"
 #include "schemaweaver/engine.h"
 #include "schemaweaver/pack.h"
+#include "schemaweaver/quality.h"
 
 namespace {
 
 const char* kCalibration = "/usr/share/common-licenses/GPL-3";
+const char* kHeldOutText = "/usr/share/common-licenses/Apache-2.0";
 
 TEST(Pack, ImportanceCoversEveryMatrixOfEveryLayer) {
   auto model = sw::Model::load({SW_TEST_MODEL});
@@ -42,7 +45,7 @@ TEST(Pack, ImportanceCoversEveryMatrixOfEveryLayer) {
   EXPECT_THROW(sw::measure_importance(model->impl(), "", 64), sw::Error);
 }
 
-TEST(Pack, PackedModelKeepsToItsBudget) {
+TEST(Pack, PackedModelKeepsToItsBudgetAndStaysClose) {
   const std::string out = std::filesystem::temp_directory_path() / "schemaweaver-test-packed.gguf";
   sw::PackOptions options{SW_TEST_MODEL, kCalibration, out};
   options.bits_per_weight = 4.8;
@@ -56,7 +59,37 @@ TEST(Pack, PackedModelKeepsToItsBudget) {
   for (const sw::PackedTensor& t : r.tensors) EXPECT_GE(t.error, 0) << t.name;
   auto packed = sw::Model::load({out});  // stock llama.cpp reads it
   EXPECT_EQ(packed->info().parameters, sw::Model::load({SW_TEST_MODEL})->info().parameters);
+  sw::QualityOptions q{out, SW_TEST_MODEL, kHeldOutText};
+  q.max_tokens = 256;
+  q.window = 128;
+  sw::QualityReport quality = sw::compare_to_reference(q);
+  EXPECT_EQ(quality.tokens, 256);  // every token predicted: the model has a BOS token
+  EXPECT_GT(quality.kl_divergence, 0.0);  // fewer bits change the distributions a little
+  // Calibrated on 128 tokens only (a quick test): close, not as close as a real packing.
+  EXPECT_LT(quality.kl_divergence, 0.3);
+  EXPECT_GT(quality.top1_agreement, 0.7);
+  EXPECT_NEAR(quality.perplexity / quality.reference_perplexity, 1.0, 0.3);
   std::filesystem::remove(out);
+}
+
+TEST(Quality, ModelAgainstItselfHasNoDivergence) {
+  sw::QualityOptions q{SW_TEST_MODEL, SW_TEST_MODEL, kHeldOutText};
+  q.max_tokens = 200;
+  q.window = 64;
+  sw::QualityReport r = sw::compare_to_reference(q);
+  EXPECT_EQ(r.tokens, 200);
+  EXPECT_DOUBLE_EQ(r.kl_divergence, 0.0);
+  EXPECT_DOUBLE_EQ(r.top1_agreement, 1.0);
+  EXPECT_DOUBLE_EQ(r.perplexity, r.reference_perplexity);
+  EXPECT_GT(r.perplexity, 1.0);
+  EXPECT_LT(r.perplexity, 100.0);  // a license text is ordinary English to a chat model
+}
+
+TEST(Quality, BadInputFailsClearly) {
+  const std::string empty = SW_TEST_DATA "/empty.txt";
+  EXPECT_THROW(sw::compare_to_reference({SW_TEST_MODEL, SW_TEST_MODEL, empty}), sw::Error);
+  EXPECT_THROW(sw::compare_to_reference({SW_TEST_MODEL, "/nonexistent.gguf", kHeldOutText}), sw::Error);
+  EXPECT_THROW(sw::compare_to_reference({SW_TEST_MODEL, SW_TEST_MODEL, "/nonexistent.txt"}), sw::Error);
 }
 
 TEST(Streaming, WeightsReadDuringThePassGiveTheSameCalls) {
@@ -72,6 +105,44 @@ TEST(Streaming, WeightsReadDuringThePassGiveTheSameCalls) {
     ASSERT_TRUE(expected.error.empty()) << expected.error;
     EXPECT_EQ(got.text, expected.text) << request;
   }
+}
+
+// A prompt state saved by one session and restored by another (as by a later process) spares
+// the prompt's computation and changes no answer; a state computed by another model file is not
+// used.
+TEST(PromptState, RestoredPromptGivesTheSameCallsWithoutRecomputing) {
+  std::ifstream tools_file(SW_EXAMPLES "/weather_tools.json");
+  auto tools = sw::parse_tools(sw::Json::parse(tools_file));
+  auto model = sw::Model::load({SW_TEST_MODEL});
+  const std::string path = std::filesystem::temp_directory_path() / "schemaweaver-test-prompt-state.bin";
+  const std::vector<sw::Message> paris{{"user", "What is the weather like in Paris?"}};
+  const std::vector<sw::Message> oslo{{"user", "Weather in Oslo in fahrenheit, please."}};
+  sw::Session first(model);
+  EXPECT_THROW(first.save_prompt_state(path), sw::Error);  // no call yet
+  sw::CallResult saved = first.call(paris, tools, {});
+  ASSERT_TRUE(saved.error.empty()) << saved.error;
+  first.save_prompt_state(path);
+
+  sw::Session again(model);
+  EXPECT_EQ(again.restore_prompt_state(path), saved.stats.prompt_tokens);
+  sw::CallResult repeated = again.call(paris, tools, {});
+  EXPECT_EQ(repeated.stats.prompt_reused_tokens, saved.stats.prompt_tokens - 1);  // the last is fed again
+  EXPECT_EQ(repeated.text, saved.text);
+
+  sw::Session other_request(model);
+  ASSERT_GT(other_request.restore_prompt_state(path), 0);
+  sw::CallResult restored = other_request.call(oslo, tools, {});
+  sw::CallResult computed = sw::Session(model).call(oslo, tools, {});
+  EXPECT_GT(restored.stats.prompt_reused_tokens, restored.stats.prompt_tokens / 2);  // system prompt and tools
+  EXPECT_EQ(restored.text, computed.text);
+
+  const std::string copy = std::filesystem::temp_directory_path() / "schemaweaver-test-model-copy.gguf";
+  std::filesystem::copy_file(SW_TEST_MODEL, copy, std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(sw::Session(sw::Model::load({copy})).restore_prompt_state(path), 0);  // another file
+  std::filesystem::remove(copy);
+  EXPECT_EQ(sw::Session(model).restore_prompt_state(path + ".missing"), 0);
+  EXPECT_THROW(sw::Session(model).restore_prompt_state(SW_EXAMPLES "/weather_tools.json"), sw::Error);
+  std::filesystem::remove(path);
 }
 
 TEST(Streaming, UnreadableFileFailsClearly) {

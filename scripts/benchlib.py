@@ -1,0 +1,148 @@
+"""What the benchmark scripts share: paths, running and logging commands, statistics, Markdown
+tables and SVG charts (standard library only)."""
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("SCHEMAWEAVER_CACHE", Path.home() / ".cache" / "schemaweaver"))
+CLI = ROOT / "build" / "apps" / "cli" / "schemaweaver"
+
+
+def log(message):
+    print(f"[bench {datetime.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+
+def run(command, **kwargs):
+    log(" ".join(str(c) for c in command))
+    return subprocess.run([str(c) for c in command], check=True, **kwargs)
+
+
+def machine():
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") *
+            os.sysconf("SC_PHYS_PAGES") / 2**30, 1), "kernel": platform.release()}
+
+
+def geomean(values):
+    values = [max(v, 1e-3) for v in values]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+def read_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def fmt(value, digits=1):
+    return f"{value:.{digits}f}"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
+
+
+class Plot:
+    """An SVG chart: title, axes with a y grid from 0 to ymax, a legend on the right."""
+    WIDTH, HEIGHT, LEFT, TOP, BOTTOM, RIGHT = 760, 360, 70, 40, 60, 170
+
+    def __init__(self, title, ylabel, ymax, xlabel=""):
+        self.plot_w = self.WIDTH - self.LEFT - self.RIGHT
+        self.plot_h = self.HEIGHT - self.TOP - self.BOTTOM
+        self.ymax = max(ymax, 1e-9) * 1.1
+        left, top, w, h = self.LEFT, self.TOP, self.plot_w, self.plot_h
+        self.parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.WIDTH}" height="{self.HEIGHT}" '
+            'font-family="sans-serif" font-size="12">',
+            f'<text x="{self.WIDTH / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+            f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" stroke="black"/>',
+            f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + h}" stroke="black"/>',
+            f'<text x="{left + w / 2}" y="{self.HEIGHT - 15}" text-anchor="middle">{xlabel}</text>',
+            f'<text x="15" y="{top + h / 2}" transform="rotate(-90 15 {top + h / 2})" text-anchor="middle">{ylabel}</text>']
+        for i in range(5):
+            v = self.ymax * i / 4
+            self.parts.append(f'<text x="{left - 5}" y="{self.y(v) + 4}" text-anchor="end">{v:.3g}</text>')
+            self.parts.append(f'<line x1="{left}" y1="{self.y(v)}" x2="{left + w}" y2="{self.y(v)}" stroke="#ddd"/>')
+
+    def y(self, value):
+        return self.TOP + self.plot_h - self.plot_h * value / self.ymax
+
+    def x_label(self, x, text):
+        self.parts.append(f'<text x="{x:.1f}" y="{self.TOP + self.plot_h + 18}" text-anchor="middle">{text}</text>')
+
+    def rect(self, x, width, low, high, color):
+        self.parts.append(f'<rect x="{x:.1f}" y="{self.y(high):.1f}" width="{width:.1f}" '
+                          f'height="{self.y(low) - self.y(high):.1f}" fill="{color}"/>')
+
+    def hline(self, value):
+        self.parts.append(f'<line x1="{self.LEFT}" y1="{self.y(value)}" x2="{self.LEFT + self.plot_w}" '
+                          f'y2="{self.y(value)}" stroke="black" stroke-dasharray="4"/>')
+
+    def save(self, names, path):
+        for i, name in enumerate(names):
+            y = self.TOP + 10 + 18 * i
+            x = self.LEFT + self.plot_w + 15
+            self.parts.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>')
+            self.parts.append(f'<text x="{x + 17}" y="{y + 10}">{name}</text>')
+        Path(path).write_text("\n".join(self.parts + ["</svg>"]) + "\n")
+
+
+def svg_bars(title, groups, series, values, ylabel, path, reference=None):
+    """Grouped bars: values[series][group] (None: no bar); a dashed line at `reference`."""
+    plot = Plot(title, ylabel, max([v for s in series for v in values[s] if v is not None] + [reference or 0]))
+    if reference:
+        plot.hline(reference)
+    group_w = plot.plot_w / max(len(groups), 1)
+    bar_w = group_w * 0.8 / max(len(series), 1)
+    for g, group in enumerate(groups):
+        plot.x_label(plot.LEFT + group_w * (g + 0.5), group)
+        for s, name in enumerate(series):
+            if values[name][g] is not None:
+                x = plot.LEFT + group_w * (g + 0.1) + bar_w * s
+                plot.rect(x, bar_w, 0, values[name][g], COLORS[s % len(COLORS)])
+    plot.save(series, path)
+
+
+def svg_stacked(title, bars, layers, values, ylabel, path):
+    """One bar per entry of `bars`, stacked from values[layer][bar]."""
+    plot = Plot(title, ylabel, max(sum(values[layer][b] for layer in layers) for b in range(len(bars))))
+    bar_w = plot.plot_w / max(len(bars), 1)
+    for b, bar in enumerate(bars):
+        x = plot.LEFT + bar_w * (b + 0.2)
+        base = 0.0
+        for l, layer in enumerate(layers):
+            plot.rect(x, bar_w * 0.6, base, base + values[layer][b], COLORS[l % len(COLORS)])
+            base += values[layer][b]
+        plot.x_label(x + bar_w * 0.3, bar)
+    plot.save(layers, path)
+
+
+def svg_lines(title, xs, series, xlabel, ylabel, path):
+    """Lines through (xs[i], series[name][i])."""
+    plot = Plot(title, ylabel, max(v for vs in series.values() for v in vs), xlabel)
+    xmin, xmax = min(xs), max(xs)
+    span = xmax - xmin if xmax > xmin else 1.0
+    X = lambda x: plot.LEFT + plot.plot_w * (x - xmin) / span
+    for x in xs:
+        plot.x_label(X(x), f"{x:.3g}")
+    for s, vs in enumerate(series.values()):
+        color = COLORS[s % len(COLORS)]
+        points = " ".join(f"{X(x):.1f},{plot.y(y):.1f}" for x, y in zip(xs, vs))
+        plot.parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"/>')
+        plot.parts += [f'<circle cx="{X(x):.1f}" cy="{plot.y(y):.1f}" r="3" fill="{color}"/>' for x, y in zip(xs, vs)]
+    plot.save(list(series), path)
