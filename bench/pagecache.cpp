@@ -73,8 +73,9 @@ bool evict(const char* path) {
   Residency r;
   if (!residency(path, r)) return false;
   if (r.resident_bytes > 0) {
-    std::fprintf(stderr, "pagecache: %llu of %llu bytes of '%s' are still cached (is it mapped by a process?)\n",
-                 static_cast<unsigned long long>(r.resident_bytes), static_cast<unsigned long long>(r.bytes), path);
+    std::fprintf(
+        stderr, "pagecache: %llu of %llu bytes of '%s' are still cached (is it mapped by a process?)\n",
+        static_cast<unsigned long long>(r.resident_bytes), static_cast<unsigned long long>(r.bytes), path);
     return false;
   }
   return true;

@@ -434,9 +434,9 @@ def main():
     cfg.rss_sample = 3 if quick else 8
     cfg.bandwidth_sample = 4 if quick else 24
     cfg.intensities = [0.0, 1.0] if quick else [0.0, 0.25, 0.5, 1.0]
-    cfg.storage_rates = [None, 400] if quick else [None, 1000, 400, 150]  # MB/s caps; None: none
-    cfg.cold_repeat = 1 if quick else 3
-    cfg.corpus_tokens = 1024 if quick else 4096
+    cfg.storage_rates = [None, 250] if quick else [None, 250, 100]  # MB/s caps; None: none
+    cfg.cold_repeat = 1 if quick else 2
+    cfg.corpus_tokens = 1024 if quick else 2048
     out = Path(cfg.out or ROOT / "bench" / "results" / f"{datetime.date.today()}{'-quick' if quick else ''}")
     out.mkdir(parents=True, exist_ok=True)
     for tool in (CLI, MEMBW, coldstart.PAGECACHE):

@@ -132,17 +132,25 @@ def svg_stacked(title, bars, layers, values, ylabel, path):
     plot.save(layers, path)
 
 
-def svg_lines(title, xs, series, xlabel, ylabel, path):
-    """Lines through (xs[i], series[name][i])."""
-    plot = Plot(title, ylabel, max(v for vs in series.values() for v in vs), xlabel)
-    xmin, xmax = min(xs), max(xs)
+def svg_points(title, series, xlabel, ylabel, path, connect=None, ticks=None):
+    """Points (x, y) of each series, joined by a line for the series named in `connect` (default:
+    all); x ticks at `ticks` (default: five across the range)."""
+    points = [p for ps in series.values() for p in ps]
+    plot = Plot(title, ylabel, max(y for _, y in points), xlabel)
+    xmin, xmax = min(x for x, _ in points), max(x for x, _ in points)
     span = xmax - xmin if xmax > xmin else 1.0
     X = lambda x: plot.LEFT + plot.plot_w * (x - xmin) / span
-    for x in xs:
+    for x in ticks if ticks is not None else [xmin + span * i / 4 for i in range(5)]:
         plot.x_label(X(x), f"{x:.3g}")
-    for s, vs in enumerate(series.values()):
+    for s, (name, ps) in enumerate(series.items()):
         color = COLORS[s % len(COLORS)]
-        points = " ".join(f"{X(x):.1f},{plot.y(y):.1f}" for x, y in zip(xs, vs))
-        plot.parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"/>')
-        plot.parts += [f'<circle cx="{X(x):.1f}" cy="{plot.y(y):.1f}" r="3" fill="{color}"/>' for x, y in zip(xs, vs)]
+        if connect is None or name in connect:
+            line = " ".join(f"{X(x):.1f},{plot.y(y):.1f}" for x, y in sorted(ps))
+            plot.parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')
+        plot.parts += [f'<circle cx="{X(x):.1f}" cy="{plot.y(y):.1f}" r="3" fill="{color}"/>' for x, y in ps]
     plot.save(list(series), path)
+
+
+def svg_lines(title, xs, series, xlabel, ylabel, path):
+    """Lines through (xs[i], series[name][i])."""
+    svg_points(title, {name: list(zip(xs, vs)) for name, vs in series.items()}, xlabel, ylabel, path, ticks=xs)

@@ -162,15 +162,30 @@ def packings(model, out):
     return files
 
 
+def source_bfcl(model, out):
+    """The source's BFCL summary of the schemaweaver mode from the modes stage, if it ran."""
+    path = out / f"modes-{model.stem}.summary.json"
+    if path.exists():
+        for mode in json.loads(path.read_text())["modes"]:
+            if mode["mode"] == "schemaweaver":
+                return mode
+    return None
+
+
 def measure_accuracy(cfg, model, files, out, categories):
+    """BFCL correctness of the source and the importance-aware packings (a uniform packing is
+    compared on perplexity and KL: a BFCL run of the largest model takes most of an hour);
+    perplexity and KL of every packing against the source."""
     for label, path in files.items():
-        stem = out / f"cold-bfcl-{model.stem}-{label.replace('@', '-at-')}"
-        if not Path(f"{stem}.summary.json").exists():
+        key = label.replace("@", "-at-")
+        stem = out / f"cold-bfcl-{model.stem}-{key}"
+        wanted = label.startswith("importance@") or (label == "source" and not source_bfcl(model, out))
+        if wanted and not Path(f"{stem}.summary.json").exists():
             run([CLI, "bfcl", "-m", path, "--data", CACHE / "data" / "bfcl", "--categories", categories,
                  "--sample", cfg.sample, "--seed", 1, "--repeat", 1, "--warmup", 0, "--modes", "schemaweaver",
                  "--out", f"{stem}.jsonl", "--summary-json", f"{stem}.summary.json", "--resume"],
                 stdout=subprocess.DEVNULL)
-        quality = out / f"cold-quality-{model.stem}-{label.replace('@', '-at-')}.json"
+        quality = out / f"cold-quality-{model.stem}-{key}.json"
         if label != "source" and not quality.exists():
             run([CLI, "quality", "-m", path, "--reference", model, "--text", corpus(), "--tokens", cfg.corpus_tokens,
                  "--json", quality], stdout=subprocess.DEVNULL)
@@ -285,6 +300,8 @@ def report(cfg, models, out):
             quality = out / f"cold-quality-{m.stem}-{key}.json"
             pack = json.loads(pack_path.read_text()) if pack_path else None
             s = json.loads(bfcl.read_text())["modes"][0] if bfcl.exists() else None
+            if label == "source" and not s:
+                s = source_bfcl(m, out)
             q = json.loads(quality.read_text()) if quality.exists() else None
             size = pack["packed_bytes"] if pack else m.stat().st_size
             accuracy.append([label, fmt(size / 2**20), fmt(pack["bits_per_weight"], 2) if pack else "as shipped",

@@ -89,18 +89,39 @@ CostCurve measure_cost_curve(Context& context, const Model::Impl& model, int max
   return curve;
 }
 
+Speed measure_prefill_and_decode(Context& context, const Model::Impl& model, int prompt_tokens, int decode_tokens,
+                                 int rounds) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<llama_token> text = model.tokenize(std::string(size_t(prompt_tokens + decode_tokens), 'a') + " b", false);
+  std::vector<llama_token> prompt, next;
+  for (int i = 0; i < prompt_tokens; ++i) prompt.push_back(text[size_t(i) % text.size()]);
+  for (int i = 0; i < decode_tokens; ++i) next.push_back(text[size_t(prompt_tokens + i) % text.size()]);
+  std::vector<double> prefill, decode;
+  PassCounter unused;
+  for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
+    context.clear();
+    auto start = Clock::now();
+    context.append(prompt, unused);
+    auto read = Clock::now();
+    for (llama_token token : next) context.append({token}, unused);
+    auto done = Clock::now();
+    if (round == 0) continue;
+    prefill.push_back(std::chrono::duration<double, std::milli>(read - start).count());
+    decode.push_back(std::chrono::duration<double, std::milli>(done - read).count() / decode_tokens);
+  }
+  context.clear();
+  return {prompt_tokens, decode_tokens, median(prefill), median(decode)};
+}
+
 std::string cost_curve_path(const Model::Impl& model) {
   namespace fs = std::filesystem;
-  const char* dir = std::getenv("SCHEMAWEAVER_CACHE");
-  const char* home = std::getenv("HOME");
-  fs::path root = dir ? fs::path(dir) : fs::path(home ? home : "/tmp") / ".cache" / "schemaweaver";
   std::error_code ec;
   auto size = fs::file_size(model.params.path, ec);
   std::string key = fs::path(model.params.path).filename().string() + "|" + std::to_string(size) + "|" +
                     cpu_model() + "|" + std::to_string(model.threads);
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(key));
-  return (root / "costs" / (fs::path(model.params.path).stem().string() + "-t" +
+  return (fs::path(cache_directory("costs")) / (fs::path(model.params.path).stem().string() + "-t" +
                             std::to_string(model.threads) + kBuildFlavor + "-" + hash + ".json"))
       .string();
 }

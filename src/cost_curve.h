@@ -33,6 +33,11 @@ struct CostCurve {
 CostCurve measure_cost_curve(Context& context, const Model::Impl& model, int max_tokens = 8,
                              int rounds = 9, int context_tokens = 256);
 
+// Prefill of `prompt_tokens` ordinary text tokens from an empty cache, then `decode_tokens`
+// passes of one token each, `rounds` times (after a warm-up); medians.
+Speed measure_prefill_and_decode(Context& context, const Model::Impl& model, int prompt_tokens, int decode_tokens,
+                                 int rounds);
+
 // The cached curve for this model, machine and thread count, measured first if absent. The
 // cache is a JSON file under $SCHEMAWEAVER_CACHE or ~/.cache/schemaweaver/costs.
 CostCurve cached_cost_curve(Context& context, const Model::Impl& model);

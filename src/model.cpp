@@ -1,6 +1,8 @@
 #include "model.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -63,6 +65,14 @@ bool is_plain_string(const std::string& piece) {
 }
 
 }  // namespace
+
+std::string cache_directory(const std::string& kind) {
+  const char* dir = std::getenv("SCHEMAWEAVER_CACHE");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path root =
+      dir ? std::filesystem::path(dir) : std::filesystem::path(home ? home : "/tmp") / ".cache" / "schemaweaver";
+  return (root / kind).string();
+}
 
 std::string llama_last_errors() {
   std::lock_guard<std::mutex> lock(log_mutex);

@@ -3,17 +3,23 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <ggml.h>
 #include <gguf.h>
 
 #include "importance.h"
 #include "model.h"
+#include "output_probe.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {
@@ -93,37 +99,63 @@ GgufIndex read_index(const std::string& path) {
   return index;
 }
 
+// `n` weights stored as `type`, as floats.
+std::vector<float> decode(ggml_type type, const char* data, size_t n, const std::string& name) {
+  std::vector<float> out(n);
+  const ggml_type_traits* traits = ggml_get_type_traits(type);
+  if (type == GGML_TYPE_F32) std::memcpy(out.data(), data, n * sizeof(float));
+  else if (traits->to_float) traits->to_float(data, out.data(), int64_t(n));
+  else throw Error(name + " is stored as " + ggml_type_name(type) + ", which cannot be read back");
+  return out;
+}
+
+// Rows of `width` floats stored as `type`; `weight` (may be null) tells the quantizer which
+// input channels matter most.
+std::vector<char> encode(ggml_type type, const std::vector<float>& rows, int64_t width, const float* weight) {
+  const int64_t count = int64_t(rows.size()) / width;
+  std::vector<char> packed(ggml_row_size(type, width) * size_t(count));
+  ggml_quantize_chunk(type, rows.data(), packed.data(), 0, count, width, weight);
+  return packed;
+}
+
+// The rows rounded to `type` and read back.
+std::vector<float> round_trip(ggml_type type, const std::vector<float>& rows, int64_t width, const float* weight) {
+  return decode(type, encode(type, rows, width, weight).data(), rows.size(), ggml_type_name(type));
+}
+
 // Evenly spaced rows of the matrix, as floats.
 std::vector<float> sample_rows(std::ifstream& file, const Matrix& m, int64_t count) {
   const size_t row_bytes = ggml_row_size(m.source, m.row);
-  const ggml_type_traits* traits = ggml_get_type_traits(m.source);
-  std::vector<float> rows(size_t(count * m.row));
+  std::vector<float> rows;
+  rows.reserve(size_t(count * m.row));
   std::vector<char> raw(row_bytes);
   for (int64_t k = 0; k < count; ++k) {
     const int64_t r = k * m.rows / count;
     file.seekg(std::streamoff(m.offset + uint64_t(r) * row_bytes));
     if (!file.read(raw.data(), std::streamsize(row_bytes))) throw Error("the model file ends inside " + m.name);
-    float* out = rows.data() + k * m.row;
-    if (m.source == GGML_TYPE_F32) std::copy_n(reinterpret_cast<const float*>(raw.data()), m.row, out);
-    else if (traits->to_float) traits->to_float(raw.data(), out, m.row);
-    else throw Error(m.name + " is stored as " + ggml_type_name(m.source) + ", which cannot be read back");
+    std::vector<float> row = decode(m.source, raw.data(), size_t(m.row), m.name);
+    rows.insert(rows.end(), row.begin(), row.end());
   }
   return rows;
 }
 
-// The output error `type` adds to the matrix relative to its output: the squared rounding
-// error of each weight times its input channel's mean square, over the same for the weights.
-// `weight` may be null (no statistic: every channel counts the same).
-double relative_error(ggml_type type, const std::vector<float>& rows, int64_t width, const float* weight) {
-  const int64_t count = int64_t(rows.size()) / width;
-  std::vector<char> packed(ggml_row_size(type, width) * size_t(count));
-  ggml_quantize_chunk(type, rows.data(), packed.data(), 0, count, width, weight);
-  std::vector<float> back(rows.size());
-  ggml_get_type_traits(type)->to_float(packed.data(), back.data(), int64_t(back.size()));
+// The matrix's bytes as stored in the file.
+std::vector<char> read_matrix(std::ifstream& file, const Matrix& m) {
+  std::vector<char> raw(ggml_row_size(m.source, m.row) * size_t(m.rows));
+  file.seekg(std::streamoff(m.offset));
+  if (!file.read(raw.data(), std::streamsize(raw.size()))) throw Error("the model file ends inside " + m.name);
+  return raw;
+}
+
+// The output error `changed` adds to the matrix relative to its output: the squared error of
+// each weight times its input channel's mean square, over the same for the weights. `weight`
+// may be null (no statistic: every channel counts the same).
+double relative_error(const std::vector<float>& rows, const std::vector<float>& changed, int64_t width,
+                      const float* weight) {
   double error = 0, signal = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const double w = weight ? double(weight[i % size_t(width)]) : 1.0;
-    const double d = double(back[i]) - double(rows[i]);
+    const double d = double(changed[i]) - double(rows[i]);
     error += w * d * d;
     signal += w * double(rows[i]) * double(rows[i]);
   }
@@ -164,8 +196,8 @@ const std::vector<ggml_type>& candidate_types(const Matrix& m) {
   return m.row % 256 == 0 ? kSuperBlockTypes : kBlockTypes;
 }
 
-// Each matrix's choices among `types` (its candidate types if empty). A type whose blocks do
-// not fit the rows is left to llama.cpp's own fallback, its error unknown (0).
+// Each matrix's choices among `types` (its candidate types if empty), each with the relative
+// output error it adds, estimated on sampled rows.
 void estimate_choices(const std::string& path, const Calibration& calibration, const std::vector<ggml_type>& types,
                       std::vector<Matrix>& matrices) {
   std::ifstream file(path, std::ios::binary);
@@ -177,11 +209,84 @@ void estimate_choices(const std::string& path, const Calibration& calibration, c
     std::vector<Choice> choices;
     for (ggml_type type : types.empty() ? candidate_types(m) : types) {
       uint64_t bytes = ggml_row_size(type, m.row) * uint64_t(m.rows);
-      bool fits = m.row % ggml_blck_size(type) == 0;
-      choices.push_back({type, bytes, fits ? relative_error(type, rows, m.row, weight) : 0.0});
+      choices.push_back({type, bytes, relative_error(rows, round_trip(type, rows, m.row, weight), m.row, weight)});
     }
     m.choices = lower_hull(std::move(choices));
     m.chosen = 0;
+  }
+}
+
+// Matrices of the same relative error do not hurt the output alike (an error in a matrix that
+// writes to the residual stream of an early layer travels through all later ones). One matrix
+// at a time is rounded to its coarsest candidate type (and stored back in its own type), the
+// model reads a few calibration tokens, and the mean KL divergence of its next-token
+// distributions from the unchanged model's, per unit of the relative error that rounding added,
+// is that matrix's scale: its errors times the scale estimate what each choice costs the
+// output. Keyed by matrix name; a matrix no pass reads has none.
+std::map<std::string, double> measure_sensitivity(const Model::Impl& model, const std::string& path,
+                                                  const Calibration& calibration,
+                                                  const std::vector<llama_token>& tokens,
+                                                  const std::vector<Matrix>& matrices) {
+  OutputProbe probe(model, tokens);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error("cannot open model file '" + path + "'");
+  std::map<std::string, double> scales;
+  for (const Matrix& m : matrices) {
+    const std::vector<char> original = read_matrix(file, m);
+    const std::vector<float> weights = decode(m.source, original.data(), size_t(m.row * m.rows), m.name);
+    const float* importance = importance_of(calibration, m);
+    const std::vector<char> changed =
+        encode(m.source, round_trip(candidate_types(m).front(), weights, m.row, importance), m.row, importance);
+    const double error =
+        relative_error(weights, decode(m.source, changed.data(), weights.size(), m.name), m.row, importance);
+    std::optional<double> divergence = probe.divergence_with(m.name, changed, original);
+    if (divergence && error > 0) scales[m.name] = *divergence / error;
+  }
+  return scales;
+}
+
+// The scales depend on the model file, the calibration text and how much of it was read:
+// measured once (a pass per matrix) and kept under the cache directory, like the pass costs.
+std::string sensitivity_path(const std::string& model_path, const std::string& text, int calibration_tokens,
+                             size_t tokens) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string key = fs::path(model_path).filename().string() + "|" +
+                          std::to_string(fs::file_size(model_path, ec)) + "|" +
+                          std::to_string(std::hash<std::string>{}(text)) + "|" + std::to_string(calibration_tokens) +
+                          "|" + std::to_string(tokens);
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(key));
+  return (fs::path(cache_directory("sensitivity")) / (fs::path(model_path).stem().string() + "-" + hash + ".json"))
+      .string();
+}
+
+void weigh_by_output(const Model::Impl& model, const std::string& path, const Calibration& calibration,
+                     const std::string& text, int tokens_wanted, std::vector<Matrix>& matrices) {
+  std::vector<llama_token> tokens = model.tokenize(text, false);
+  tokens.resize(std::min(tokens.size(), size_t(tokens_wanted)));
+  const std::string cache = sensitivity_path(path, text, calibration.tokens, tokens.size());
+  std::map<std::string, double> scales;
+  std::ifstream saved(cache);
+  try {
+    if (saved) scales = Json::parse(saved).get<std::map<std::string, double>>();
+  } catch (const std::exception&) {
+    scales.clear();  // a damaged cache file is measured again
+  }
+  if (scales.empty()) {
+    scales = measure_sensitivity(model, path, calibration, tokens, matrices);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
+    const std::string partial = cache + ".partial-" + std::to_string(::getpid());
+    if (std::ofstream(partial) << Json(scales).dump(1) << "\n") std::filesystem::rename(partial, cache, ec);
+    std::filesystem::remove(partial, ec);
+  }
+  double largest = 0;
+  for (const auto& [name, scale] : scales) largest = std::max(largest, scale);
+  // A matrix no pass read (none in the models here) counts as the most sensitive one.
+  for (Matrix& m : matrices) {
+    auto found = scales.find(m.name);
+    for (Choice& c : m.choices) c.error *= found != scales.end() ? found->second : largest;
   }
 }
 
@@ -301,7 +406,7 @@ Json PackResult::to_json() const {
     tensors_json.push_back({{"name", t.name}, {"layer", t.layer}, {"source_type", t.source_type}, {"type", t.type},
                             {"elements", t.elements}, {"bytes", t.bytes}, {"error", t.error}});
   return {{"source_bytes", source_bytes}, {"packed_bytes", packed_bytes}, {"bits_per_weight", bits_per_weight},
-          {"calibration_tokens", calibration_tokens}, {"tensors", tensors_json}};
+          {"calibration_tokens", calibration_tokens}, {"error_unit", error_unit}, {"tensors", tensors_json}};
 }
 
 PackResult pack_model(const PackOptions& options) {
@@ -322,17 +427,21 @@ PackResult pack_model(const PackOptions& options) {
   ModelParams params;
   params.path = options.model_path;
   params.threads = options.threads;
+  params.mmap = false;  // the sensitivity probe writes weights
   auto model = Model::load(params);
   const Model::Impl& impl = model->impl();
   Calibration calibration = measure_importance(impl, text, options.calibration_tokens);
   // A uniform packing only needs the error of its one type.
   estimate_choices(options.model_path, calibration, by_budget ? std::vector<ggml_type>{} : std::vector<ggml_type>{uniform},
                    index.matrices);
+  const bool weigh = by_budget && options.sensitivity_tokens > 0;
+  if (weigh) weigh_by_output(impl, options.model_path, calibration, text, options.sensitivity_tokens, index.matrices);
   if (by_budget) allocate(index.matrices, budget);
   write_packed(options, index.matrices, calibration, impl.threads);
   PackResult result;
   result.source_bytes = index.source_bytes;
   result.calibration_tokens = calibration.tokens;
+  result.error_unit = weigh ? "nats" : "relative";
   uint64_t packed = 0;
   for (const Matrix& m : index.matrices) {
     const Choice& c = m.choices[m.chosen];

@@ -44,7 +44,8 @@ std::string model_identity(const std::string& model_path) {
   std::error_code error;
   const auto size = fs::file_size(model_path, error);
   const auto modified = fs::last_write_time(model_path, error).time_since_epoch().count();
-  return fs::absolute(model_path).string() + " " + std::to_string(size) + " bytes, modified " + std::to_string(modified);
+  return fs::weakly_canonical(model_path, error).string() + " " + std::to_string(size) + " bytes, modified " +
+         std::to_string(modified);
 }
 
 void write_prompt_state(const std::string& path, const PromptState& state) {
@@ -78,9 +79,9 @@ std::optional<PromptState> read_prompt_state(const std::string& path) {
   uint32_t version = 0;
   std::vector<char> model;
   PromptState state;
-  if (!in || !in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 || !get(in, version) ||
-      version != kVersion || !get_all(in, size, model) || !get_all(in, size, state.tokens) ||
-      !get_all(in, size, state.cells))
+  if (!in || !in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 ||
+      !get(in, version) || version != kVersion || !get_all(in, size, model) ||
+      !get_all(in, size, state.tokens) || !get_all(in, size, state.cells))
     throw Error("'" + path + "' is not a prompt state file of this version (delete it to make a new one)");
   state.model.assign(model.begin(), model.end());
   return state;

@@ -3,19 +3,19 @@
 // the same system prompt and tools restores it instead of computing it again.
 #pragma once
 
+#include <llama.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <llama.h>
-
 namespace sw {
 
 struct PromptState {
-  std::string model;                // model_identity() of the model that computed it
+  std::string model;  // model_identity() of the model that computed it
   std::vector<llama_token> tokens;
-  std::vector<uint8_t> cells;       // llama_state_seq_get_data of the tokens' sequence
+  std::vector<uint8_t> cells;  // llama_state_seq_get_data of the tokens' sequence
 };
 
 // The model file as it is now (path, size, modification time): a state computed by another

@@ -26,16 +26,6 @@ std::shared_ptr<Model> load(const std::string& path, int threads) {
   return Model::load(params);
 }
 
-// log-softmax of a vocabulary's logits, in doubles (differences of near-equal probabilities).
-void log_softmax(const float* logits, size_t n, std::vector<double>& out) {
-  out.resize(n);
-  const double top = *std::max_element(logits, logits + n);
-  double sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += std::exp(double(logits[i]) - top);
-  const double log_sum = top + std::log(sum);
-  for (size_t i = 0; i < n; ++i) out[i] = double(logits[i]) - log_sum;
-}
-
 struct Totals {
   double nll = 0, reference_nll = 0, kl = 0;
   int agreements = 0, positions = 0;
@@ -46,11 +36,10 @@ struct Totals {
     log_softmax(reference_logits, vocab, reference_log_p);
     nll -= model_log_p[size_t(next)];
     reference_nll -= reference_log_p[size_t(next)];
-    double divergence = 0;
-    for (size_t i = 0; i < vocab; ++i)
-      divergence += std::exp(reference_log_p[i]) * (reference_log_p[i] - model_log_p[i]);
-    kl += divergence;
-    auto first = [](const std::vector<double>& v) { return std::max_element(v.begin(), v.end()) - v.begin(); };
+    kl += kl_divergence(reference_log_p, model_log_p);
+    auto first = [](const std::vector<double>& v) {
+      return std::max_element(v.begin(), v.end()) - v.begin();
+    };
     agreements += first(model_log_p) == first(reference_log_p);
     ++positions;
   }
@@ -59,8 +48,11 @@ struct Totals {
 }  // namespace
 
 Json QualityReport::to_json() const {
-  return {{"tokens", tokens}, {"perplexity", perplexity}, {"reference_perplexity", reference_perplexity},
-          {"kl_divergence", kl_divergence}, {"top1_agreement", top1_agreement}};
+  return {{"tokens", tokens},
+          {"perplexity", perplexity},
+          {"reference_perplexity", reference_perplexity},
+          {"kl_divergence", kl_divergence},
+          {"top1_agreement", top1_agreement}};
 }
 
 QualityReport compare_to_reference(const QualityOptions& options) {
@@ -72,7 +64,8 @@ QualityReport compare_to_reference(const QualityOptions& options) {
   const Model::Impl& r = reference->impl();
   std::vector<llama_token> tokens = m.tokenize(text, false);
   if (m.vocab_size() != r.vocab_size() || r.tokenize(text, false) != tokens)
-    throw Error("'" + options.model_path + "' and '" + options.reference_path + "' do not share a vocabulary");
+    throw Error("'" + options.model_path + "' and '" + options.reference_path +
+                "' do not share a vocabulary");
   if (int(tokens.size()) > options.max_tokens) tokens.resize(size_t(std::max(options.max_tokens, 1)));
   WindowReader model_reader(m, options.window), reference_reader(r, options.window);
   Totals totals;

@@ -97,6 +97,14 @@ std::vector<double> measure_pass_costs(const Model& model, int max_tokens, int r
   return measure_cost_curve(context, model.impl(), max_tokens, rounds).ms;
 }
 
+Speed measure_speed(const Model& model, int prompt_tokens, int decode_tokens, int rounds) {
+  if (prompt_tokens < 1 || decode_tokens < 1 || rounds < 1)
+    throw Error("a speed measurement needs a prompt, tokens to decode and at least one round");
+  if (model.impl().params.vocab_only) throw Error("a model loaded with vocab_only cannot run passes");
+  Context context(model.impl(), prompt_tokens + decode_tokens + 1);
+  return measure_prefill_and_decode(context, model.impl(), prompt_tokens, decode_tokens, rounds);
+}
+
 std::string to_string(DecodeMode mode) {
   switch (mode) {
     case DecodeMode::Free: return "free";

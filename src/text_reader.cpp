@@ -1,9 +1,26 @@
 #include "text_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace sw {
+
+void log_softmax(const float* logits, size_t n, std::vector<double>& out) {
+  out.resize(n);
+  const double top = *std::max_element(logits, logits + n);
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(double(logits[i]) - top);
+  const double log_sum = top + std::log(sum);
+  for (size_t i = 0; i < n; ++i) out[i] = double(logits[i]) - log_sum;
+}
+
+double kl_divergence(const std::vector<double>& reference, const std::vector<double>& other) {
+  double divergence = 0;
+  for (size_t i = 0; i < reference.size(); ++i)
+    divergence += std::exp(reference[i]) * (reference[i] - other[i]);
+  return divergence;
+}
 
 WindowReader::WindowReader(const Model::Impl& model, int window, ggml_backend_sched_eval_callback observe,
                            void* observer)
@@ -25,15 +42,18 @@ WindowReader::~WindowReader() {
   llama_free(ctx_);
 }
 
-std::vector<std::vector<llama_token>> WindowReader::split(const std::vector<llama_token>& tokens, int window) {
+std::vector<std::vector<llama_token>> WindowReader::split(const std::vector<llama_token>& tokens,
+                                                          int window) {
   std::vector<std::vector<llama_token>> windows;
   for (size_t start = 0; start < tokens.size(); start += size_t(window))
-    windows.emplace_back(tokens.begin() + long(start), tokens.begin() + long(std::min(tokens.size(), start + size_t(window))));
+    windows.emplace_back(tokens.begin() + long(start),
+                         tokens.begin() + long(std::min(tokens.size(), start + size_t(window))));
   return windows;
 }
 
 void WindowReader::read(const std::vector<llama_token>& tokens, bool predictions) {
-  if (tokens.empty() || int(tokens.size()) > window_) throw Error("a window holds 1 to " + std::to_string(window_) + " tokens");
+  if (tokens.empty() || int(tokens.size()) > window_)
+    throw Error("a window holds 1 to " + std::to_string(window_) + " tokens");
   llama_memory_clear(llama_get_memory(ctx_), true);
   batch_.n_tokens = 0;
   auto push = [&](llama_token token, bool logits) {

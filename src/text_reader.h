@@ -3,13 +3,18 @@
 // `pack` gathers, the perplexity and divergence that `quality` measures.
 #pragma once
 
-#include <vector>
-
 #include <llama.h>
+
+#include <vector>
 
 #include "model.h"
 
 namespace sw {
+
+// log-softmax of a vocabulary's logits, in doubles (differences of near-equal probabilities).
+void log_softmax(const float* logits, size_t n, std::vector<double>& out);
+// KL(reference || other) of two distributions given as log-probabilities, in nats.
+double kl_divergence(const std::vector<double>& reference, const std::vector<double>& other);
 
 class WindowReader {
  public:

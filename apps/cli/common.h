@@ -49,5 +49,6 @@ void add_serve_command(CLI::App& app);
 void add_agent_command(CLI::App& app);
 void add_pack_command(CLI::App& app);
 void add_quality_command(CLI::App& app);
+void add_shape_command(CLI::App& app);
 
 }  // namespace cli

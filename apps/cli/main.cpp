@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   cli::add_agent_command(app);
   cli::add_pack_command(app);
   cli::add_quality_command(app);
+  cli::add_shape_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -59,6 +59,10 @@ void add_pack_command(CLI::App& app) {
   cmd->add_option("--budget-mib", o->budget_mib, "budget: size of the output's tensors in MiB");
   cmd->add_option("--uniform", o->pack.uniform_type, "no budget: every matrix this type (e.g. Q3_K), to compare");
   cmd->add_option("--tokens", o->pack.calibration_tokens, "calibration tokens to read")->capture_default_str();
+  cmd->add_option("--sensitivity-tokens", o->pack.sensitivity_tokens,
+                  "tokens on which the output's sensitivity to each matrix is measured (0: not measured)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("-t,--threads", o->pack.threads, "threads (0: all cores)")->capture_default_str();
   cmd->add_option("--json", o->json, "write the allocation as JSON to this file");
   cmd->callback([o] {

@@ -1,15 +1,17 @@
 // `quality`: how far a packed or pruned model is from its source on a text - perplexity of
 // both, the mean KL divergence of their next-token distributions, top-1 agreement.
+#include "schemaweaver/quality.h"
+
 #include <cstdio>
 #include <fstream>
 
 #include "common.h"
-#include "schemaweaver/quality.h"
 
 namespace cli {
 
 void add_quality_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("quality", "compare a model's next-token distributions with its source's on a text");
+  auto* cmd =
+      app.add_subcommand("quality", "compare a model's next-token distributions with its source's on a text");
   struct Options {
     sw::QualityOptions quality;
     std::string json;
@@ -28,9 +30,11 @@ void add_quality_command(CLI::App& app) {
   cmd->add_option("--json", o->json, "write the result as JSON to this file");
   cmd->callback([o] {
     sw::QualityReport r = sw::compare_to_reference(o->quality);
-    std::printf("%d positions: perplexity %.4f (reference %.4f, %+.2f %%), KL divergence %.5f nats, top-1 agreement %.2f %%\n",
-                r.tokens, r.perplexity, r.reference_perplexity, 100.0 * (r.perplexity / r.reference_perplexity - 1.0),
-                r.kl_divergence, 100.0 * r.top1_agreement);
+    std::printf(
+        "%d positions: perplexity %.4f (reference %.4f, %+.2f %%), KL divergence %.5f nats, top-1 agreement "
+        "%.2f %%\n",
+        r.tokens, r.perplexity, r.reference_perplexity, 100.0 * (r.perplexity / r.reference_perplexity - 1.0),
+        r.kl_divergence, 100.0 * r.top1_agreement);
     if (!o->json.empty()) {
       std::ofstream out(o->json);
       if (!(out << r.to_json().dump(2) << "\n")) throw sw::Error("cannot write '" + o->json + "'");

@@ -204,6 +204,16 @@ std::string render_prompt(const Model& model, const std::vector<Message>& messag
 // SchemaWeaver's padding and speculative draft lengths are decided by (sessions cache it).
 std::vector<double> measure_pass_costs(const Model& model, int max_tokens = 8, int rounds = 9);
 
+// How fast the model reads a prompt and writes an answer on this machine (llama-bench's pp and
+// tg): medians over `rounds`, each from an empty cache.
+struct Speed {
+  int prompt_tokens = 0;
+  int decode_tokens = 0;
+  double prefill_ms = 0;           // reading the prompt (passes of up to 512 tokens)
+  double decode_ms_per_token = 0;  // then one token per pass, after the prompt
+};
+Speed measure_speed(const Model& model, int prompt_tokens = 1024, int decode_tokens = 32, int rounds = 3);
+
 class Session {
  public:
   explicit Session(std::shared_ptr<const Model> model);

@@ -25,11 +25,11 @@ struct QualityOptions {
 };
 
 struct QualityReport {
-  int tokens = 0;                    // positions scored
-  double perplexity = 0;             // of the model on the text
+  int tokens = 0;         // positions scored
+  double perplexity = 0;  // of the model on the text
   double reference_perplexity = 0;
-  double kl_divergence = 0;          // mean over positions, nats
-  double top1_agreement = 0;         // share of positions where both rank the same token first
+  double kl_divergence = 0;   // mean over positions, nats
+  double top1_agreement = 0;  // share of positions where both rank the same token first
   Json to_json() const;
 };
 

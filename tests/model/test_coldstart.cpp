@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include <gguf.h>
+
 #include "importance.h"
 #include "model.h"
+#include "output_probe.h"
 #include "schemaweaver/engine.h"
 #include "schemaweaver/pack.h"
 #include "schemaweaver/quality.h"
@@ -45,17 +49,55 @@ TEST(Pack, ImportanceCoversEveryMatrixOfEveryLayer) {
   EXPECT_THROW(sw::measure_importance(model->impl(), "", 64), sw::Error);
 }
 
+// A tensor's bytes as the file stores them.
+std::vector<char> tensor_bytes(const std::string& path, const std::string& name) {
+  gguf_init_params params{true, nullptr};
+  gguf_context* gguf = gguf_init_from_file(path.c_str(), params);
+  const int64_t id = gguf_find_tensor(gguf, name.c_str());
+  const size_t offset = gguf_get_data_offset(gguf) + gguf_get_tensor_offset(gguf, id);
+  std::vector<char> bytes(gguf_get_tensor_size(gguf, id));
+  gguf_free(gguf);
+  std::ifstream file(path, std::ios::binary);
+  file.seekg(std::streamoff(offset));
+  file.read(bytes.data(), std::streamsize(bytes.size()));
+  return bytes;
+}
+
+// The probe behind the sensitivity weighting: an unchanged tensor moves nothing, a changed one
+// moves the distributions, and the tensor is put back after each probe.
+TEST(Pack, OutputProbeSeesAChangeAndPutsTheTensorBack) {
+  sw::ModelParams params{SW_TEST_MODEL};
+  params.mmap = false;
+  auto model = sw::Model::load(params);
+  sw::OutputProbe probe(model->impl(), model->impl().tokenize("The quick brown fox jumps over the lazy dog.", false));
+  const std::string name = "blk.0.attn_norm.weight";  // float weights of the first norm
+  const std::vector<char> original = tensor_bytes(SW_TEST_MODEL, name);
+  std::vector<char> halved = original;
+  for (size_t i = 0; i + sizeof(float) <= halved.size(); i += sizeof(float)) {
+    float v;
+    std::memcpy(&v, &halved[i], sizeof v);
+    v *= 0.5f;
+    std::memcpy(&halved[i], &v, sizeof v);
+  }
+  EXPECT_EQ(probe.divergence_with(name, original, original).value(), 0.0);
+  EXPECT_GT(probe.divergence_with(name, halved, original).value(), 1e-4);
+  EXPECT_EQ(probe.divergence_with(name, original, original).value(), 0.0);  // put back
+  EXPECT_FALSE(probe.divergence_with("blk.99.ffn_up.weight", original, original).has_value());
+}
+
 TEST(Pack, PackedModelKeepsToItsBudgetAndStaysClose) {
   const std::string out = std::filesystem::temp_directory_path() / "schemaweaver-test-packed.gguf";
   sw::PackOptions options{SW_TEST_MODEL, kCalibration, out};
   options.bits_per_weight = 4.8;
   options.calibration_tokens = 128;
+  options.sensitivity_tokens = 16;
   sw::PackResult r = sw::pack_model(options);
   EXPECT_LE(r.bits_per_weight, 4.8);
   EXPECT_GE(r.bits_per_weight, 4.5);  // no type below Q4_0's 4.5 bits fits most of this model's rows
   EXPECT_LT(r.packed_bytes, r.source_bytes);
   EXPECT_LE(r.packed_bytes, std::filesystem::file_size(out));
   ASSERT_FALSE(r.tensors.empty());
+  EXPECT_EQ(r.error_unit, "nats");  // errors weighed by the output's measured sensitivity
   for (const sw::PackedTensor& t : r.tensors) EXPECT_GE(t.error, 0) << t.name;
   auto packed = sw::Model::load({out});  // stock llama.cpp reads it
   EXPECT_EQ(packed->info().parameters, sw::Model::load({SW_TEST_MODEL})->info().parameters);

@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""Latency-guided shaping: pruned shapes of a pretrained model (no retraining), a latency model
+fitted on shapes measured on this machine, and a search screened by it.
+
+    python3 scripts/shaping.py [--model NAME] [--out DIR] [--quick]
+
+Steps (every measurement is appended to DIR/shaping-<model>.jsonl; a re-run skips what is there):
+  edits     perplexity after one edit of the source (on the evaluation corpus): each layer
+            dropped, each layer's attention skipped, every FFN narrowed to each width
+  latency   random shapes measured: prefill of a 1024-token prompt and decode per token
+            (`schemaweaver costs --prefill`), and their quality; a linear latency model in
+            (layers, layers with attention, FFN channels) is fitted on three quarters of them and
+            checked on the rest (Kendall tau, relative error), beside parameter count and FLOPs
+  search    an evolutionary search over shapes, each scored by the latency model and by the sum
+            of its edits' measured perplexity costs (never more than three consecutive layers
+            without attention, the paper's lesson); the non-dominated shapes are then measured
+  baseline  the source with its last N layers dropped, measured
+  report    the measured Pareto front against the baseline (table and SVG), the fastest shape
+            within 10 % perplexity of the source with its BFCL correctness and tool-call latency
+            (SchemaWeaver), in DIR/shaping-<model>.md
+
+Standard library only; the shapes are written by `schemaweaver shape`, measured by
+`schemaweaver costs` and `schemaweaver quality`.
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import math
+import random
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchlib import CACHE, CLI, ROOT, fmt, log, machine, read_lines, run, svg_points, table
+import coldstart
+
+DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
+CATEGORIES = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple"
+PROMPT_TOKENS = 1024   # the prefill the latency model predicts
+DECODE_TOKENS = 32
+CALL_DECODE_TOKENS = 64  # latency objective: a 1024-token prompt read, then 64 tokens decoded
+MAX_SKIPPED_RUN = 3      # consecutive layers without attention, at most
+
+
+@dataclass(frozen=True)
+class Shape:
+    layers: tuple            # source layers kept
+    skip: tuple = ()         # kept source layers without attention
+    ffn: int = 0             # FFN width of every kept layer (0: the source's)
+
+    def key(self):
+        return hashlib.sha1(repr(self).encode()).hexdigest()[:12]
+
+    def args(self):
+        out = ["--layers", ",".join(map(str, self.layers))]
+        if self.ffn:
+            out += ["--ffn", str(self.ffn)]
+        if self.skip:
+            out += ["--skip-attention", ",".join(map(str, self.skip))]
+        return out
+
+    def valid(self):
+        if not self.layers or self.layers[0] in self.skip:
+            return False
+        run_length = 0
+        for layer in self.layers:
+            run_length = run_length + 1 if layer in self.skip else 0
+            if run_length > MAX_SKIPPED_RUN:
+                return False
+        return True
+
+    def describe(self, source_ffn):
+        return (f"{len(self.layers)} layers, FFN {self.ffn or source_ffn}, "
+                f"no attention in {len(self.skip)}")
+
+
+@dataclass
+class Study:
+    model: Path
+    out: Path
+    layers: int
+    ffn: int
+    widths: list
+    tokens: int
+    records: dict = field(default_factory=dict)   # shape key -> record
+
+    @property
+    def path(self):
+        return self.out / f"shaping-{self.model.stem}.jsonl"
+
+    def full(self):
+        return Shape(tuple(range(self.layers)))
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def source_info(model):
+    """The source as `shape` reads it (layers, FFN width, parameters); the unchanged copy it
+    writes is deleted."""
+    probe = CACHE / "shaped" / f"{model.stem}-unchanged.json"
+    if not probe.exists():
+        probe.parent.mkdir(parents=True, exist_ok=True)
+        out = CACHE / "shaped" / f"{model.stem}-unchanged.gguf"
+        run([CLI, "shape", "-m", model, "-o", out, "--json", probe], stdout=subprocess.DEVNULL)
+        out.unlink()
+    return json.loads(probe.read_text())
+
+
+def measure(study, shape, role, speed=True, keep=False):
+    """The shape's record (measured now unless a record with its key and the wanted parts
+    exists): parameters, perplexity and KL against the source, and with `speed` the prefill
+    and decode times."""
+    key = shape.key()
+    old = study.records.get(key)
+    if old and (old.get("prefill_ms") is not None or not speed) and (not keep or Path(old["file"]).exists()):
+        return old
+    path = CACHE / "shaped" / f"{study.model.stem}-{key}.gguf"
+    info_path = path.with_suffix(".json")
+    if not path.exists() or not info_path.exists():
+        run([CLI, "shape", "-m", study.model, "-o", path, "--json", info_path, "--calibration", coldstart.CALIBRATION,
+             "--tokens", 256] + shape.args(), stdout=subprocess.DEVNULL)
+    info = json.loads(info_path.read_text())
+    record = dict(old or {}, key=key, role=old["role"] if old else role, layers=list(shape.layers), skip=list(shape.skip),
+                  ffn=shape.ffn or study.ffn, parameters=info["parameters"],
+                  embedding_parameters=info["embedding_parameters"], embedding=info["embedding"],
+                  heads=info["heads"], head_dim=info["head_dim"], bytes=info["bytes"], file=str(path))
+    if "perplexity" not in record:
+        quality_path = study.out / "quality.tmp.json"
+        run([CLI, "quality", "-m", path, "--reference", study.model, "--text", coldstart.corpus(), "--tokens",
+             study.tokens, "--json", quality_path], stdout=subprocess.DEVNULL)
+        quality = json.loads(quality_path.read_text())
+        quality_path.unlink()
+        record.update(perplexity=quality["perplexity"], reference_perplexity=quality["reference_perplexity"],
+                      kl=quality["kl_divergence"], top1=quality["top1_agreement"])
+    if speed and record.get("prefill_ms") is None:
+        record.update(speed_of(path))
+    study.records[key] = record
+    with open(study.path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+    if not keep:
+        path.unlink()
+        info_path.unlink()
+    return record
+
+
+def speed_of(path):
+    costs = json.loads(run([CLI, "costs", "-m", path, "--prefill", PROMPT_TOKENS, "--decode", DECODE_TOKENS,
+                            "--rounds", 3, "--json"], capture_output=True, text=True).stdout)
+    return {"prefill_ms": costs["prefill_ms"], "decode_ms": costs["decode_ms_per_token"]}
+
+
+def call_ms(prefill_ms, decode_ms):
+    return prefill_ms + CALL_DECODE_TOKENS * decode_ms
+
+
+# ---------------------------------------------------------------- the latency model
+
+
+def features(layers, skip, ffn):
+    return [1.0, float(len(layers)), float(len(layers) - len(skip)), float(len(layers) * ffn)]
+
+
+def solve(a, b):
+    """Least squares by the normal equations (a few features): x minimising |a x - b|."""
+    n = len(a[0])
+    m = [[sum(r[i] * r[j] for r in a) for j in range(n)] + [sum(r[i] * y for r, y in zip(a, b))] for i in range(n)]
+    for i in range(n):
+        m[i][i] += 1e-9  # a feature constant over the sample leaves the system singular
+        pivot = max(range(i, n), key=lambda r: abs(m[r][i]))
+        m[i], m[pivot] = m[pivot], m[i]
+        for r in range(n):
+            if r != i and m[i][i]:
+                f = m[r][i] / m[i][i]
+                m[r] = [x - f * y for x, y in zip(m[r], m[i])]
+    return [m[i][n] / m[i][i] if m[i][i] else 0.0 for i in range(n)]
+
+
+def kendall_tau(xs, ys):
+    concordant = discordant = 0
+    for i in range(len(xs)):
+        for j in range(i + 1, len(xs)):
+            s = (xs[i] - xs[j]) * (ys[i] - ys[j])
+            concordant += s > 0
+            discordant += s < 0
+    pairs = len(xs) * (len(xs) - 1) / 2
+    return (concordant - discordant) / pairs if pairs else 0.0
+
+
+def flops(r):
+    """Floating-point operations of a 1024-token prefill: every weight matrix but the embedding
+    table for every token, the output (the table, tied) for the last token only, and the
+    attention scores and weighted values of the layers with attention (causal: half the pairs)."""
+    attention_layers = len(r["layers"]) - len(r["skip"])
+    per_token = r["parameters"] - r["embedding_parameters"]
+    return (2 * per_token * PROMPT_TOKENS + 2 * r["embedding_parameters"] +
+            2 * attention_layers * PROMPT_TOKENS ** 2 * r["heads"] * r["head_dim"])
+
+
+class LatencyModel:
+    def __init__(self, records):
+        rows = [features(r["layers"], r["skip"], r["ffn"]) for r in records]
+        self.prefill = solve(rows, [r["prefill_ms"] for r in records])
+        self.decode = solve(rows, [r["decode_ms"] for r in records])
+
+    def predict(self, shape, source_ffn):
+        x = features(shape.layers, shape.skip, shape.ffn or source_ffn)
+        return (sum(a * b for a, b in zip(self.prefill, x)), sum(a * b for a, b in zip(self.decode, x)))
+
+
+def check_latency_model(train, held_out, source_ffn):
+    model = LatencyModel(train)
+    measured = [call_ms(r["prefill_ms"], r["decode_ms"]) for r in held_out]
+    shapes = [Shape(tuple(r["layers"]), tuple(r["skip"]), r["ffn"]) for r in held_out]
+    predicted = [call_ms(*model.predict(s, source_ffn)) for s in shapes]
+    errors = [abs(p - m) / m for p, m in zip(predicted, measured)]
+    return model, {
+        "train": len(train), "held_out": len(held_out),
+        "kendall_tau_model": kendall_tau(predicted, measured),
+        "kendall_tau_parameters": kendall_tau([r["parameters"] for r in held_out], measured),
+        "kendall_tau_flops": kendall_tau([flops(r) for r in held_out], measured),
+        "mean_relative_error": sum(errors) / len(errors), "max_relative_error": max(errors),
+        "prefill_coefficients": model.prefill, "decode_coefficients": model.decode}
+
+
+# ---------------------------------------------------------------- shapes
+
+
+def random_shape(study, rng):
+    while True:
+        dropped = set(rng.sample(range(1, study.layers), rng.randint(0, study.layers // 2)))
+        layers = tuple(i for i in range(study.layers) if i not in dropped)
+        skip = tuple(sorted(rng.sample(layers[1:], rng.randint(0, len(layers) // 3))))
+        shape = Shape(layers, skip, rng.choice(study.widths))
+        if shape.valid():
+            return shape
+
+
+def mutate(shape, study, rng):
+    layers, skip, ffn = set(shape.layers), set(shape.skip), shape.ffn
+    what = rng.randrange(3)
+    if what == 0:  # a layer dropped or restored
+        layer = rng.randrange(1, study.layers)
+        if layer in layers and len(layers) > 2:
+            layers.discard(layer)
+            skip.discard(layer)
+        else:
+            layers.add(layer)
+    elif what == 1:  # attention of a layer skipped or restored
+        layer = rng.choice(sorted(layers)[1:] or [0])
+        skip.symmetric_difference_update({layer})
+    else:
+        ffn = rng.choice(study.widths)
+    out = Shape(tuple(sorted(layers)), tuple(sorted(skip & layers)), ffn)
+    return out if out.valid() else shape
+
+
+def quality_proxy(shape, study, edits):
+    """The sum of the log-perplexity costs of the shape's edits, each measured alone."""
+    cost = sum(edits["drop"][i] for i in range(study.layers) if i not in shape.layers)
+    cost += sum(edits["skip"][i] for i in shape.skip)
+    cost += edits["ffn"][shape.ffn or study.ffn] * len(shape.layers) / study.layers
+    return cost
+
+
+def pareto(points, key_x, key_y):
+    """The points no other point beats on both (smaller is better on both)."""
+    front = []
+    for p in sorted(points, key=lambda p: (key_x(p), key_y(p))):
+        if not front or key_y(p) < key_y(front[-1]):
+            front.append(p)
+    return front
+
+
+def search(study, model, edits, rng, generations, population_size):
+    score = lambda s: (call_ms(*model.predict(s, study.ffn)), quality_proxy(s, study, edits))
+    population = {random_shape(study, rng) for _ in range(population_size)} | {study.full()}
+    for _ in range(generations):
+        children = {mutate(rng.choice(sorted(population, key=repr)), study, rng) for _ in range(population_size)}
+        pool = sorted(population | children, key=repr)
+        scored = {s: score(s) for s in pool}
+        front = pareto(pool, lambda s: scored[s][0], lambda s: scored[s][1])
+        rest = [s for s in pool if s not in front]
+        rng.shuffle(rest)
+        population = set(front) | set(rest[:max(0, population_size - len(front))])
+    scored = {s: score(s) for s in population}
+    return pareto(sorted(population, key=repr), lambda s: scored[s][0], lambda s: scored[s][1])
+
+
+# ---------------------------------------------------------------- steps
+
+
+def measure_edits(study):
+    """log(perplexity / source perplexity) of each single edit."""
+    edits = {"drop": {}, "skip": {}, "ffn": {study.ffn: 0.0}}
+    full = study.full()
+    for layer in range(study.layers):
+        dropped = Shape(tuple(i for i in full.layers if i != layer))
+        if dropped.valid():
+            r = measure(study, dropped, "edit", speed=False)
+            edits["drop"][layer] = math.log(r["perplexity"] / r["reference_perplexity"])
+        else:
+            edits["drop"][layer] = math.inf
+        skipped = Shape(full.layers, (layer,))
+        if skipped.valid():
+            r = measure(study, skipped, "edit", speed=False)
+            edits["skip"][layer] = math.log(r["perplexity"] / r["reference_perplexity"])
+        else:
+            edits["skip"][layer] = math.inf
+    for width in study.widths:
+        if width != study.ffn:
+            r = measure(study, Shape(full.layers, (), width), "edit", speed=False)
+            edits["ffn"][width] = math.log(r["perplexity"] / r["reference_perplexity"])
+    return edits
+
+
+def fastest_within(measured, reference, bound=1.1):
+    within = [r for r in measured if r["perplexity"] <= bound * reference]
+    return min(within, key=lambda r: call_ms(r["prefill_ms"], r["decode_ms"])) if within else None
+
+
+def bfcl(study, path, name, sample):
+    """The schemaweaver mode's BFCL summary for a model file (run once, kept in the results)."""
+    stem = study.out / f"shaping-bfcl-{name}"
+    if not Path(f"{stem}.summary.json").exists():
+        run([CLI, "bfcl", "-m", path, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES, "--sample", sample,
+             "--seed", 1, "--repeat", 1, "--warmup", 1, "--modes", "schemaweaver", "--out", f"{stem}.jsonl",
+             "--summary-json", f"{stem}.summary.json", "--resume"], stdout=subprocess.DEVNULL)
+    return json.loads(Path(f"{stem}.summary.json").read_text())["modes"][0]
+
+
+def widths_of(ffn, steps):
+    """FFN widths to search: multiples of 256 (whole k-quant super-blocks) from the source's down."""
+    return sorted({max(256, (ffn * k // steps) // 256 * 256) for k in range(steps // 2, steps + 1)} | {ffn})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--quick", action="store_true", help="few samples and generations (a check of the pipeline)")
+    parser.add_argument("--seed", type=int, default=1)
+    cfg = parser.parse_args()
+    cfg.bfcl_sample = 10 if cfg.quick else 100
+    model = CACHE / "models" / f"{cfg.model}.gguf"
+    if not model.exists():
+        sys.exit(f"shaping.py: no model {model}; run scripts/setup.sh --models all first")
+    out = Path(cfg.out or ROOT / "bench" / "results" / f"{datetime.date.today()}-shaping")
+    out.mkdir(parents=True, exist_ok=True)
+    info = source_info(model)
+    layers, ffn = info["source_layers"], info["source_ffn"]
+    study = Study(model, out, layers, ffn, widths_of(ffn, 8), 256 if cfg.quick else 1024)
+    if study.path.exists():
+        study.records = {r["key"]: r for r in read_lines(study.path)}
+    rng = random.Random(cfg.seed)
+    samples, generations, population = (8, 4, 16) if cfg.quick else (24, 40, 48)
+
+    source = dict(study.records.get("source") or {
+        "key": "source", "role": "source", "layers": list(range(layers)), "skip": [], "ffn": ffn,
+        **{k: info[k] for k in ("parameters", "embedding_parameters", "embedding", "heads", "head_dim", "bytes")}})
+    if "prefill_ms" not in source:
+        source.update(speed_of(model))
+        study.records["source"] = source
+        with open(study.path, "a") as f:
+            f.write(json.dumps(source) + "\n")
+
+    log(f"{model.stem}: {layers} layers, FFN {ffn}; widths {study.widths}")
+    edits = measure_edits(study)
+    sampled = [measure(study, random_shape(study, rng), "sample") for _ in range(samples)]
+    held_out = sampled[3::4]
+    train = [r for r in sampled if r not in held_out] + [source]
+    latency_model, check = check_latency_model(train, held_out, ffn)
+    log(f"latency model: Kendall tau {check['kendall_tau_model']:.3f} on {len(held_out)} held-out shapes")
+    front = search(study, latency_model, edits, rng, generations, population)
+    chosen = front[:: max(1, len(front) // 10)][:10]
+    confirmed = [measure(study, s, "search") for s in chosen]
+    baseline = [measure(study, Shape(tuple(range(layers - n))), "baseline")
+                for n in range(1, layers // 2 + 1, max(1, layers // 12))]
+    measured = list({r["key"]: r for r in confirmed + sampled}.values())
+    fastest = fastest_within(measured, measured[0]["reference_perplexity"])
+    results = {}
+    if fastest:
+        shape = Shape(tuple(fastest["layers"]), tuple(fastest["skip"]), fastest["ffn"])
+        kept = measure(study, shape, fastest["role"], keep=True)
+        results = {model.stem: bfcl(study, model, model.stem, cfg.bfcl_sample),
+                   f"shape {shape.key()}": bfcl(study, kept["file"], shape.key(), cfg.bfcl_sample)}
+    report(study, source, check, measured, baseline, results)
+
+
+# ---------------------------------------------------------------- report
+
+
+def report(study, source, check, measured, baseline, fastest_bfcl):
+    latency = lambda r: call_ms(r["prefill_ms"], r["decode_ms"])
+    reference = measured[0]["reference_perplexity"]
+    source = dict(source, perplexity=reference, kl=0.0)
+    front = pareto(measured + [source], latency, lambda r: r["perplexity"])
+    fastest = fastest_within(measured, reference)
+
+    def row(r):
+        return [r["role"], f"{len(r['layers'])}", r["ffn"], len(r["skip"]), f"{r.get('parameters', 0) / 1e6:.1f}",
+                fmt(r["prefill_ms"], 0), fmt(r["decode_ms"], 2), fmt(latency(r), 0),
+                f"{r['perplexity']:.3f} ({100 * (r['perplexity'] / reference - 1):+.1f} %)",
+                f"{r.get('kl', 0):.4f}"]
+
+    header = ["role", "layers", "FFN", "no attention", "M params", "prefill 1024 (ms)", "decode (ms/token)",
+              "call (ms)", "perplexity (vs source)", "KL"]
+    # Does the front beat the baseline at equal latency? Compare with the front's best perplexity
+    # at that latency or less.
+    beaten = []
+    for b in baseline:
+        better = [r for r in front if latency(r) <= latency(b) * 1.02]
+        beaten.append(bool(better) and min(r["perplexity"] for r in better) < b["perplexity"])
+    svg_points(f"Measured shapes of {study.model.stem}: perplexity against latency",
+               {"Pareto front": [(latency(r), r["perplexity"]) for r in front],
+                "all measured": [(latency(r), r["perplexity"]) for r in measured],
+                "baseline: last layers dropped": [(latency(r), r["perplexity"]) for r in baseline]},
+               f"call latency: 1024-token prefill + {CALL_DECODE_TOKENS} decoded tokens (ms)", "perplexity",
+               study.out / f"shaping-{study.model.stem}.svg", connect={"Pareto front", "baseline: last layers dropped"})
+    text = (f"# Shaping {study.model.stem}\n\nMachine: {machine()['cpu']}. Date: {datetime.date.today()}. "
+            f"Perplexity on {study.tokens} tokens of the Debian evaluation corpus; latency from `schemaweaver costs "
+            f"--prefill {PROMPT_TOKENS} --decode {DECODE_TOKENS}` (median of 3 rounds); call latency = prefill + "
+            f"{CALL_DECODE_TOKENS} x decode.\n\n## Latency model\n\nLinear in (layers, layers with attention, FFN "
+            f"channels), fitted on {check['train']} measured shapes, checked on {check['held_out']} others:\n\n" +
+            table(["predictor", "Kendall tau (held-out)"],
+                  [["latency model", f"{check['kendall_tau_model']:.3f}"],
+                   ["parameter count", f"{check['kendall_tau_parameters']:.3f}"],
+                   ["FLOPs", f"{check['kendall_tau_flops']:.3f}"]]) +
+            f"\nLatency model relative error: mean {100 * check['mean_relative_error']:.1f} %, max "
+            f"{100 * check['max_relative_error']:.1f} %.\n\n## Measured Pareto front\n\n" +
+            table(header, [row(r) for r in front]) +
+            f"\n![](shaping-{study.model.stem}.svg)\n\n## Baseline: the last layers dropped\n\n" +
+            table(header + ["beaten by the front"], [row(r) + ["yes" if b else "no"] for r, b in zip(baseline, beaten)]) +
+            (f"\nFastest shape within 10 % perplexity of the source:\n\n" + table(header, [row(fastest)]) if fastest else
+             "\nNo measured shape is within 10 % perplexity of the source.\n") +
+            ("\nBFCL with SchemaWeaver (schemaweaver mode):\n\n" + table(
+                ["model", "correct", "tool-call latency geomean (ms)", "passes/call"],
+                [[name, f"{s['correct']}/{s['cases']}", fmt(s["latency_geomean_ms"]), fmt(s["passes_per_call"])]
+                 for name, s in fastest_bfcl.items()]) if fastest_bfcl else ""))
+    (study.out / f"shaping-{study.model.stem}.md").write_text(text)
+    (study.out / f"shaping-{study.model.stem}.json").write_text(json.dumps(
+        {"latency_model": check, "front": front, "baseline": baseline, "fastest_within_10_percent": fastest,
+         "bfcl": fastest_bfcl},
+        indent=2) + "\n")
+    log(f"report: {study.out / f'shaping-{study.model.stem}.md'}")
+
+
+if __name__ == "__main__":
+    main()
