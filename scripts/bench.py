@@ -437,6 +437,7 @@ def main():
     cfg.storage_rates = [None, 250] if quick else [None, 250, 100]  # MB/s caps; None: none
     cfg.cold_repeat = 1 if quick else 2
     cfg.corpus_tokens = 1024 if quick else 2048
+    cfg.sensitivity_tokens = 32 if quick else 128
     out = Path(cfg.out or ROOT / "bench" / "results" / f"{datetime.date.today()}{'-quick' if quick else ''}")
     out.mkdir(parents=True, exist_ok=True)
     for tool in (CLI, MEMBW, coldstart.PAGECACHE):

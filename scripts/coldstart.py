@@ -124,7 +124,7 @@ def read_speed(storage, path):
 # ---------------------------------------------------------------- stage
 
 
-def pack(model, label, how, out):
+def pack(model, label, how, out, sensitivity_tokens):
     """The packed file for `label` (made once; its report kept in `out`), or None if the
     packing's type does not fit the model's rows."""
     key = label.replace("@", "-at-")
@@ -133,8 +133,8 @@ def pack(model, label, how, out):
     if path.exists() and report.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    command = [CLI, "pack", "-m", model, "--calibration", CALIBRATION, "--tokens", CALIBRATION_TOKENS, "-o", path,
-               "--json", report] + how
+    command = [CLI, "pack", "-m", model, "--calibration", CALIBRATION, "--tokens", CALIBRATION_TOKENS,
+               "--sensitivity-tokens", sensitivity_tokens, "-o", path, "--json", report] + how
     log(" ".join(str(c) for c in command))
     result = subprocess.run([str(c) for c in command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if result.returncode != 0 and "does not fit" in result.stderr:
@@ -144,19 +144,20 @@ def pack(model, label, how, out):
     return path
 
 
-def packings(model, out):
+def packings(cfg, model, out):
     """label -> GGUF file: the source, then per uniform type that type everywhere and the
     importance-aware packing of its size. The types: Q3_K and Q4_K where every row holds whole
     256-weight super-blocks, else Q4_0."""
     files = {"source": model}
     for utypes in (["Q3_K", "Q4_K"], ["Q4_0"]):
         for utype in utypes:
-            uniform = pack(model, f"uniform-{utype}", ["--uniform", utype], out)
+            uniform = pack(model, f"uniform-{utype}", ["--uniform", utype], out, cfg.sensitivity_tokens)
             if uniform is None:
                 break
             size = json.loads((out / f"pack-{model.stem}-uniform-{utype}.json").read_text())["packed_bytes"]
             files[f"uniform-{utype}"] = uniform
-            files[f"importance@{utype}"] = pack(model, f"importance@{utype}", ["--budget-mib", f"{size / 2**20:.3f}"], out)
+            files[f"importance@{utype}"] = pack(model, f"importance@{utype}", ["--budget-mib", f"{size / 2**20:.3f}"],
+                                                out, cfg.sensitivity_tokens)
         if len(files) > 1:
             return files
     return files
@@ -220,7 +221,11 @@ def warm_up(files, arms, request):
     per model) and saves the prompt state the +state arms restore."""
     for packing in sorted({p for p, _ in arms}):
         state_file(files[packing]).unlink(missing_ok=True)
-        run(call_command(files[packing], "mmap+state", request), capture_output=True)
+        command = call_command(files[packing], "mmap+state", request)
+        log(" ".join(command))
+        # Exit code 1: no valid call, but the state is saved all the same.
+        if subprocess.run(command, capture_output=True).returncode not in (0, 1):
+            raise RuntimeError("the warm-up call failed: " + " ".join(command))
 
 
 def measure_cold(cfg, model, files, out, request):
@@ -244,9 +249,12 @@ def measure_cold(cfg, model, files, out, request):
                     if load.endswith("+state"):
                         evict(state_file(files[packing]))
                     started = time.monotonic()
+                    # Exit code 1 with a JSON result: the model wrote no valid call (kept, marked).
                     result = subprocess.run(call_command(files[packing], load, request), capture_output=True,
-                                            text=True, check=True, preexec_fn=storage.join)
+                                            text=True, preexec_fn=storage.join)
                     wall = (time.monotonic() - started) * 1000
+                    if result.returncode not in (0, 1) or not result.stdout.strip():
+                        raise RuntimeError(f"call failed: {result.stderr}")
                     call = json.loads(result.stdout)
                     row = {"rate": rate, "read_mb_per_s": speed, "packing": packing, "load": load, "repeat": repeat,
                            "bytes": os.path.getsize(files[packing]), "wall_ms": wall, "load_ms": call["load_ms"],
@@ -254,6 +262,7 @@ def measure_cold(cfg, model, files, out, request):
                            "executable_ms": call["since_start"]["executable_ms"],
                            "prompt_tokens": call["stats"]["prompt_tokens"],
                            "prompt_reused_tokens": call["stats"]["prompt_reused_tokens"], "calls": call["calls"],
+                           "valid": not call["error"],
                            "peak_rss_kb": call["stats"]["peak_rss_kb"]}
                     results.write(json.dumps(row) + "\n")
                     results.flush()
@@ -263,7 +272,7 @@ def measure_cold(cfg, model, files, out, request):
 
 
 def stage(cfg, model, out, request, categories):
-    files = packings(model, out)
+    files = packings(cfg, model, out)
     measure_accuracy(cfg, model, files, out, categories)
     measure_cold(cfg, model, files, out, request)
 
@@ -329,6 +338,7 @@ def report(cfg, models, out):
                                    fmt(runs[0]["bytes"] / 2**20), fmt(geomean([r["first_token_ms"] for r in runs]), 0),
                                    fmt(geomean(ttfc), 0), f"{min(ttfc):.0f} / {max(ttfc):.0f}",
                                    f"{base_ttfc / geomean(ttfc):.2f}x" if base_ttfc else "",
+                                   f"{sum(r.get('valid', True) for r in runs)}/{len(runs)}",
                                    f"{max(r['peak_rss_kb'] for r in runs) / 1024:.0f}"])
         xs = [speed[rate] for rate in rates]
         order = sorted(range(len(xs)), key=lambda i: xs[i])
@@ -362,7 +372,7 @@ def report(cfg, models, out):
             f"{cfg.cold_repeat} runs per arm, interleaved; geometric means. Baseline: llama.cpp's default load "
             "(mmap) of the file as shipped.\n\n" +
             table(["storage", "read MB/s", "packing / load", "file MiB", "first token (ms)", "call (ms)",
-                   "min / max", "vs default", "peak RSS MiB"], table_rows) +
+                   "min / max", "vs default", "valid call", "peak RSS MiB"], table_rows) +
             f"\n![](cold-speed-{m.stem}.svg)\n![](cold-bytes-{m.stem}.svg)\n\n"
             f"Accuracy of each packing: BFCL correctness ({cfg.sample}-case sample, schemaweaver mode); "
             f"perplexity, KL(source || packing) and top-1 agreement on {cfg.corpus_tokens} tokens of "
