@@ -152,6 +152,31 @@ def speed_of(path):
     return {"prefill_ms": costs["prefill_ms"], "decode_ms": costs["decode_ms_per_token"]}
 
 
+def measure_again(study, records, rng):
+    """A second speed measurement of each record, in shuffled order and later than the first:
+    the machine is shared and noisy (two back-to-back runs can differ by 12 %), so the latency
+    model takes the faster of the two medians."""
+    order = list(records)
+    rng.shuffle(order)
+    for r in order:
+        if len(r.get("prefill_runs", [])) >= 2:
+            continue
+        if r["key"] == "source":
+            path = study.model
+        else:
+            path = Path(measure(study, Shape(tuple(r["layers"]), tuple(r["skip"]), r["ffn"]), r["role"], keep=True)["file"])
+        again = speed_of(path)
+        r["prefill_runs"] = r.get("prefill_runs", [r["prefill_ms"]]) + [again["prefill_ms"]]
+        r["decode_runs"] = r.get("decode_runs", [r["decode_ms"]]) + [again["decode_ms"]]
+        r["prefill_ms"], r["decode_ms"] = min(r["prefill_runs"]), min(r["decode_runs"])
+        study.records[r["key"]] = r
+        with open(study.path, "a") as f:
+            f.write(json.dumps(r) + "\n")
+        if path != study.model:
+            path.unlink()
+            path.with_suffix(".json").unlink()
+
+
 def call_ms(prefill_ms, decode_ms):
     return prefill_ms + CALL_DECODE_TOKENS * decode_ms
 
@@ -376,6 +401,9 @@ def main():
     log(f"{model.stem}: {layers} layers, FFN {ffn}; widths {study.widths}")
     edits = measure_edits(study)
     sampled = [measure(study, random_shape(study, rng), "sample") for _ in range(samples)]
+    measure_again(study, sampled + [source], rng)
+    sampled = [study.records[r["key"]] for r in sampled]
+    source = study.records["source"]
     held_out = sampled[3::4]
     train = [r for r in sampled if r not in held_out] + [source]
     latency_model, check = check_latency_model(train, held_out, ffn)

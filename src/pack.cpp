@@ -1,5 +1,9 @@
 #include "schemaweaver/pack.h"
 
+#include <ggml.h>
+#include <gguf.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -10,17 +14,12 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
-
-#include <unistd.h>
-
-#include <ggml.h>
-#include <gguf.h>
 
 #include "importance.h"
 #include "model.h"
 #include "output_probe.h"
 #include "schemaweaver/engine.h"
+#include "text_reader.h"
 
 namespace sw {
 namespace {
@@ -56,15 +55,15 @@ struct Matrix {
   int layer = -1;
   ggml_type source = GGML_TYPE_F32;
   int64_t row = 0, rows = 0;
-  uint64_t offset = 0;              // of its data in the file
-  std::vector<Choice> choices;      // fewer bytes first, each cutting the error per byte less
+  uint64_t offset = 0;          // of its data in the file
+  std::vector<Choice> choices;  // fewer bytes first, each cutting the error per byte less
   size_t chosen = 0;
 };
 
 // The tensor list of a GGUF file.
 struct GgufIndex {
   std::vector<Matrix> matrices;
-  uint64_t other_bytes = 0;   // tensors kept as they are
+  uint64_t other_bytes = 0;  // tensors kept as they are
   uint64_t source_bytes = 0;
 };
 
@@ -103,9 +102,12 @@ GgufIndex read_index(const std::string& path) {
 std::vector<float> decode(ggml_type type, const char* data, size_t n, const std::string& name) {
   std::vector<float> out(n);
   const ggml_type_traits* traits = ggml_get_type_traits(type);
-  if (type == GGML_TYPE_F32) std::memcpy(out.data(), data, n * sizeof(float));
-  else if (traits->to_float) traits->to_float(data, out.data(), int64_t(n));
-  else throw Error(name + " is stored as " + ggml_type_name(type) + ", which cannot be read back");
+  if (type == GGML_TYPE_F32)
+    std::memcpy(out.data(), data, n * sizeof(float));
+  else if (traits->to_float)
+    traits->to_float(data, out.data(), int64_t(n));
+  else
+    throw Error(name + " is stored as " + ggml_type_name(type) + ", which cannot be read back");
   return out;
 }
 
@@ -119,7 +121,8 @@ std::vector<char> encode(ggml_type type, const std::vector<float>& rows, int64_t
 }
 
 // The rows rounded to `type` and read back.
-std::vector<float> round_trip(ggml_type type, const std::vector<float>& rows, int64_t width, const float* weight) {
+std::vector<float> round_trip(ggml_type type, const std::vector<float>& rows, int64_t width,
+                              const float* weight) {
   return decode(type, encode(type, rows, width, weight).data(), rows.size(), ggml_type_name(type));
 }
 
@@ -132,7 +135,8 @@ std::vector<float> sample_rows(std::ifstream& file, const Matrix& m, int64_t cou
   for (int64_t k = 0; k < count; ++k) {
     const int64_t r = k * m.rows / count;
     file.seekg(std::streamoff(m.offset + uint64_t(r) * row_bytes));
-    if (!file.read(raw.data(), std::streamsize(row_bytes))) throw Error("the model file ends inside " + m.name);
+    if (!file.read(raw.data(), std::streamsize(row_bytes)))
+      throw Error("the model file ends inside " + m.name);
     std::vector<float> row = decode(m.source, raw.data(), size_t(m.row), m.name);
     rows.insert(rows.end(), row.begin(), row.end());
   }
@@ -143,7 +147,8 @@ std::vector<float> sample_rows(std::ifstream& file, const Matrix& m, int64_t cou
 std::vector<char> read_matrix(std::ifstream& file, const Matrix& m) {
   std::vector<char> raw(ggml_row_size(m.source, m.row) * size_t(m.rows));
   file.seekg(std::streamoff(m.offset));
-  if (!file.read(raw.data(), std::streamsize(raw.size()))) throw Error("the model file ends inside " + m.name);
+  if (!file.read(raw.data(), std::streamsize(raw.size())))
+    throw Error("the model file ends inside " + m.name);
   return raw;
 }
 
@@ -188,7 +193,8 @@ std::vector<Choice> lower_hull(std::vector<Choice> choices) {
 // The matrix's statistic, or null if the calibration never saw it multiply activations.
 const float* importance_of(const Calibration& calibration, const Matrix& m) {
   auto found = calibration.importance.find(m.name);
-  if (found == calibration.importance.end() || int64_t(found->second.mean_square.size()) != m.row) return nullptr;
+  if (found == calibration.importance.end() || int64_t(found->second.mean_square.size()) != m.row)
+    return nullptr;
   return found->second.mean_square.data();
 }
 
@@ -198,8 +204,8 @@ const std::vector<ggml_type>& candidate_types(const Matrix& m) {
 
 // Each matrix's choices among `types` (its candidate types if empty), each with the relative
 // output error it adds, estimated on sampled rows.
-void estimate_choices(const std::string& path, const Calibration& calibration, const std::vector<ggml_type>& types,
-                      std::vector<Matrix>& matrices) {
+void estimate_choices(const std::string& path, const Calibration& calibration,
+                      const std::vector<ggml_type>& types, std::vector<Matrix>& matrices) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error("cannot open model file '" + path + "'");
   for (Matrix& m : matrices) {
@@ -209,7 +215,8 @@ void estimate_choices(const std::string& path, const Calibration& calibration, c
     std::vector<Choice> choices;
     for (ggml_type type : types.empty() ? candidate_types(m) : types) {
       uint64_t bytes = ggml_row_size(type, m.row) * uint64_t(m.rows);
-      choices.push_back({type, bytes, relative_error(rows, round_trip(type, rows, m.row, weight), m.row, weight)});
+      choices.push_back(
+          {type, bytes, relative_error(rows, round_trip(type, rows, m.row, weight), m.row, weight)});
     }
     m.choices = lower_hull(std::move(choices));
     m.chosen = 0;
@@ -235,8 +242,8 @@ std::map<std::string, double> measure_sensitivity(const Model::Impl& model, cons
     const std::vector<char> original = read_matrix(file, m);
     const std::vector<float> weights = decode(m.source, original.data(), size_t(m.row * m.rows), m.name);
     const float* importance = importance_of(calibration, m);
-    const std::vector<char> changed =
-        encode(m.source, round_trip(candidate_types(m).front(), weights, m.row, importance), m.row, importance);
+    const std::vector<char> changed = encode(
+        m.source, round_trip(candidate_types(m).front(), weights, m.row, importance), m.row, importance);
     const double error =
         relative_error(weights, decode(m.source, changed.data(), weights.size(), m.name), m.row, importance);
     std::optional<double> divergence = probe.divergence_with(m.name, changed, original);
@@ -253,11 +260,12 @@ std::string sensitivity_path(const std::string& model_path, const std::string& t
   std::error_code ec;
   const std::string key = fs::path(model_path).filename().string() + "|" +
                           std::to_string(fs::file_size(model_path, ec)) + "|" +
-                          std::to_string(std::hash<std::string>{}(text)) + "|" + std::to_string(calibration_tokens) +
-                          "|" + std::to_string(tokens);
+                          std::to_string(std::hash<std::string>{}(text)) + "|" +
+                          std::to_string(calibration_tokens) + "|" + std::to_string(tokens);
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(key));
-  return (fs::path(cache_directory("sensitivity")) / (fs::path(model_path).stem().string() + "-" + hash + ".json"))
+  return (fs::path(cache_directory("sensitivity")) /
+          (fs::path(model_path).stem().string() + "-" + hash + ".json"))
       .string();
 }
 
@@ -295,12 +303,14 @@ void check_budget(const std::vector<Matrix>& matrices, uint64_t budget) {
   uint64_t smallest = 0;
   for (const Matrix& m : matrices) {
     uint64_t least = UINT64_MAX;
-    for (ggml_type type : candidate_types(m)) least = std::min<uint64_t>(least, ggml_row_size(type, m.row) * uint64_t(m.rows));
+    for (ggml_type type : candidate_types(m))
+      least = std::min<uint64_t>(least, ggml_row_size(type, m.row) * uint64_t(m.rows));
     smallest += least;
   }
   if (smallest > budget)
-    throw Error("a budget of " + std::to_string(budget) + " bytes for the matrices is below the smallest packing (" +
-                std::to_string(smallest) + " bytes, every matrix at its smallest type)");
+    throw Error("a budget of " + std::to_string(budget) +
+                " bytes for the matrices is below the smallest packing (" + std::to_string(smallest) +
+                " bytes, every matrix at its smallest type)");
 }
 
 // llama.cpp's quantizer would store a matrix whose rows are not whole blocks of the type in
@@ -308,8 +318,9 @@ void check_budget(const std::vector<Matrix>& matrices, uint64_t budget) {
 void check_fits(const std::vector<Matrix>& matrices, ggml_type type) {
   for (const Matrix& m : matrices)
     if (m.row % ggml_blck_size(type) != 0)
-      throw Error("type " + std::string(ggml_type_name(type)) + " does not fit '" + m.name + "': its rows of " +
-                  std::to_string(m.row) + " weights are not whole blocks of " + std::to_string(ggml_blck_size(type)));
+      throw Error("type " + std::string(ggml_type_name(type)) + " does not fit '" + m.name +
+                  "': its rows of " + std::to_string(m.row) + " weights are not whole blocks of " +
+                  std::to_string(ggml_blck_size(type)));
 }
 
 // From every matrix at its smallest choice, moves up whichever step removes the most
@@ -342,7 +353,8 @@ ggml_type quantized_type(const std::string& name) {
   };
   for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
     const ggml_type_traits* traits = ggml_get_type_traits(ggml_type(t));
-    if (traits->type_name && traits->is_quantized && lower(name) == lower(traits->type_name)) return ggml_type(t);
+    if (traits->type_name && traits->is_quantized && lower(name) == lower(traits->type_name))
+      return ggml_type(t);
   }
   throw Error("unknown quantization type '" + name + "' (e.g. Q2_K, Q3_K, Q4_K, Q8_0)");
 }
@@ -358,8 +370,8 @@ std::string exact_pattern(const std::string& name) {
 }
 
 // llama.cpp's quantizer writes `output` with the chosen types and the importance matrix.
-void write_packed(const PackOptions& options, const std::vector<Matrix>& matrices, const Calibration& calibration,
-                  int threads) {
+void write_packed(const PackOptions& options, const std::vector<Matrix>& matrices,
+                  const Calibration& calibration, int threads) {
   std::vector<std::string> patterns;
   patterns.reserve(matrices.size());
   std::vector<llama_model_tensor_override> overrides;
@@ -388,25 +400,21 @@ void write_packed(const PackOptions& options, const std::vector<Matrix>& matrice
   std::filesystem::rename(partial, options.output_path);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error("cannot open calibration text '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
-  if (text.str().find_first_not_of(" \t\r\n") == std::string::npos)
-    throw Error("the calibration text '" + path + "' is empty");
-  return text.str();
-}
-
 }  // namespace
 
 Json PackResult::to_json() const {
   Json tensors_json = Json::array();
   for (const PackedTensor& t : tensors)
-    tensors_json.push_back({{"name", t.name}, {"layer", t.layer}, {"source_type", t.source_type}, {"type", t.type},
-                            {"elements", t.elements}, {"bytes", t.bytes}, {"error", t.error}});
-  return {{"source_bytes", source_bytes}, {"packed_bytes", packed_bytes}, {"bits_per_weight", bits_per_weight},
-          {"calibration_tokens", calibration_tokens}, {"error_unit", error_unit}, {"tensors", tensors_json}};
+    tensors_json.push_back({{"name", t.name},
+                            {"layer", t.layer},
+                            {"source_type", t.source_type},
+                            {"type", t.type},
+                            {"elements", t.elements},
+                            {"bytes", t.bytes},
+                            {"error", t.error}});
+  return {{"source_bytes", source_bytes},       {"packed_bytes", packed_bytes},
+          {"bits_per_weight", bits_per_weight}, {"calibration_tokens", calibration_tokens},
+          {"error_unit", error_unit},           {"tensors", tensors_json}};
 }
 
 PackResult pack_model(const PackOptions& options) {
@@ -414,16 +422,19 @@ PackResult pack_model(const PackOptions& options) {
   if (by_budget == !options.uniform_type.empty())
     throw Error("give a budget (bits per weight or bytes) or a uniform type, not both or neither");
   const ggml_type uniform = by_budget ? GGML_TYPE_COUNT : quantized_type(options.uniform_type);
-  std::string text = read_text(options.calibration_path);
+  std::string text = read_text(options.calibration_path, "calibration text");
   GgufIndex index = read_index(options.model_path);
   if (index.matrices.empty()) throw Error("'" + options.model_path + "' has no weight matrices to pack");
   uint64_t elements = 0;
   for (const Matrix& m : index.matrices) elements += uint64_t(m.row * m.rows);
-  const uint64_t budget = options.bits_per_weight > 0 ? uint64_t(options.bits_per_weight * double(elements) / 8.0)
-                          : options.budget_bytes > index.other_bytes ? options.budget_bytes - index.other_bytes
-                                                                     : 0;
-  if (by_budget) check_budget(index.matrices, budget);
-  else check_fits(index.matrices, uniform);
+  const uint64_t budget =
+      options.bits_per_weight > 0                ? uint64_t(options.bits_per_weight * double(elements) / 8.0)
+      : options.budget_bytes > index.other_bytes ? options.budget_bytes - index.other_bytes
+                                                 : 0;
+  if (by_budget)
+    check_budget(index.matrices, budget);
+  else
+    check_fits(index.matrices, uniform);
   ModelParams params;
   params.path = options.model_path;
   params.threads = options.threads;
@@ -432,10 +443,11 @@ PackResult pack_model(const PackOptions& options) {
   const Model::Impl& impl = model->impl();
   Calibration calibration = measure_importance(impl, text, options.calibration_tokens);
   // A uniform packing only needs the error of its one type.
-  estimate_choices(options.model_path, calibration, by_budget ? std::vector<ggml_type>{} : std::vector<ggml_type>{uniform},
-                   index.matrices);
+  estimate_choices(options.model_path, calibration,
+                   by_budget ? std::vector<ggml_type>{} : std::vector<ggml_type>{uniform}, index.matrices);
   const bool weigh = by_budget && options.sensitivity_tokens > 0;
-  if (weigh) weigh_by_output(impl, options.model_path, calibration, text, options.sensitivity_tokens, index.matrices);
+  if (weigh)
+    weigh_by_output(impl, options.model_path, calibration, text, options.sensitivity_tokens, index.matrices);
   if (by_budget) allocate(index.matrices, budget);
   write_packed(options, index.matrices, calibration, impl.threads);
   PackResult result;

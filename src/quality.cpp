@@ -11,14 +11,6 @@
 namespace sw {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error("cannot read the text '" + path + "'");
-  std::string text(std::istreambuf_iterator<char>(file), {});
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw Error("the text '" + path + "' is empty");
-  return text;
-}
-
 std::shared_ptr<Model> load(const std::string& path, int threads) {
   ModelParams params;
   params.path = path;
@@ -57,7 +49,7 @@ Json QualityReport::to_json() const {
 
 QualityReport compare_to_reference(const QualityOptions& options) {
   if (options.window < 2) throw Error("a window holds at least 2 tokens");
-  const std::string text = read_text(options.text_path);
+  const std::string text = read_text(options.text_path, "text");
   auto model = load(options.model_path, options.threads);
   auto reference = load(options.reference_path, options.threads);
   const Model::Impl& m = model->impl();

@@ -1,20 +1,20 @@
 #include "schemaweaver/shape.h"
 
-#include <ggml.h>
-#include <gguf.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
 
+#include <ggml.h>
+#include <gguf.h>
+
 #include "importance.h"
 #include "model.h"
+#include "text_reader.h"
 
 namespace sw {
 namespace {
@@ -358,16 +358,6 @@ ggml_tensor* shaped_tensor(ggml_context* ctx, const Source& s, const Plan& plan,
   return out;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error("cannot open calibration text '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
-  if (text.str().find_first_not_of(" \t\r\n") == std::string::npos)
-    throw Error("the calibration text '" + path + "' is empty");
-  return text.str();
-}
-
 }  // namespace
 
 ShapeSpec parse_shape(const std::string& text) {
@@ -428,9 +418,9 @@ ShapeResult shape_model(const ShapeOptions& options) {
     params.path = options.model_path;
     params.threads = options.threads;
     auto model = Model::load(params);
-    importance =
-        measure_importance(model->impl(), read_text(options.calibration_path), options.calibration_tokens)
-            .importance;
+    importance = measure_importance(model->impl(), read_text(options.calibration_path, "calibration text"),
+                                    options.calibration_tokens)
+                     .importance;
   }
   for (size_t k = 0; k < plan.layers.size(); ++k) {
     const int layer = plan.layers[k];

@@ -2,9 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace sw {
+
+std::string read_text(const std::string& path, const std::string& what) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error("cannot read the " + what + " '" + path + "'");
+  std::string text(std::istreambuf_iterator<char>(file), {});
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw Error("the " + what + " '" + path + "' is empty");
+  return text;
+}
 
 void log_softmax(const float* logits, size_t n, std::vector<double>& out) {
   out.resize(n);

@@ -5,11 +5,16 @@
 
 #include <llama.h>
 
+#include <string>
 #include <vector>
 
 #include "model.h"
 
 namespace sw {
+
+// A plain text file whole; `what` names it in errors ("calibration text"). Throws Error if it
+// cannot be read or holds only white space.
+std::string read_text(const std::string& path, const std::string& what);
 
 // log-softmax of a vocabulary's logits, in doubles (differences of near-equal probabilities).
 void log_softmax(const float* logits, size_t n, std::vector<double>& out);
