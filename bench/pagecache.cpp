@@ -26,13 +26,17 @@ struct Residency {
   uint64_t resident_bytes = 0;
 };
 
+// A read-only descriptor, or -1 after saying why.
+int open_file(const char* path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) std::fprintf(stderr, "pagecache: cannot open '%s': %s\n", path, std::strerror(errno));
+  return fd;
+}
+
 // Maps the file without touching it and asks the kernel which of its pages are cached.
 bool residency(const char* path, Residency& out) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) {
-    std::fprintf(stderr, "pagecache: cannot open '%s': %s\n", path, std::strerror(errno));
-    return false;
-  }
+  int fd = open_file(path);
+  if (fd < 0) return false;
   struct stat st {};
   fstat(fd, &st);
   out.bytes = uint64_t(st.st_size);
@@ -58,11 +62,8 @@ bool residency(const char* path, Residency& out) {
 }
 
 bool evict(const char* path) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) {
-    std::fprintf(stderr, "pagecache: cannot open '%s': %s\n", path, std::strerror(errno));
-    return false;
-  }
+  int fd = open_file(path);
+  if (fd < 0) return false;
   fdatasync(fd);  // pages written and not yet on disk are not dropped
   int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   close(fd);

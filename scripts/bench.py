@@ -29,12 +29,10 @@ import time
 from pathlib import Path
 
 import coldstart
-from benchlib import (CACHE, CLI, ROOT, fmt, geomean, log, machine, read_lines, run, svg_bars, svg_lines, svg_stacked,
+from benchlib import (CACHE, CATEGORIES, CLI, DEFAULT_MODEL, ROOT, bfcl_command, fmt, geomean, log, machine, read_lines, run, svg_bars, svg_lines, svg_stacked,
                       table)
 
 MEMBW = ROOT / "build" / "bench" / "membw"
-DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
-CATEGORIES = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple"
 # Categories by role: the tuning set the design was adjusted on, and held-out data.
 GROUPS = {"tuning (simple_python, multiple)": ("simple_python", "multiple"),
           "parallel (parallel, parallel_multiple)": ("parallel", "parallel_multiple"),
@@ -109,10 +107,8 @@ def modes_for(cfg, model, largest):
 def stage_modes(cfg, model, out, largest):
     stem = out / f"modes-{model.stem}"
     draft = draft_model(model)
-    run([CLI, "bfcl", "-m", model, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES,
-         "--sample", cfg.sample, "--seed", 1, "--repeat", cfg.repeat, "--warmup", 1,
-         "--modes", ",".join(modes_for(cfg, model, largest)), "--out", f"{stem}.jsonl",
-         "--summary-json", f"{stem}.summary.json", "--resume"] + (["--draft-model", draft] if draft else []),
+    run(bfcl_command(model, cfg.sample, modes_for(cfg, model, largest), f"{stem}.jsonl", f"{stem}.summary.json",
+                     seed=1, repeat=cfg.repeat, warmup=1) + ["--resume"] + (["--draft-model", draft] if draft else []),
         stdout=open(f"{stem}.md", "w"))
 
 
@@ -123,9 +119,7 @@ def stage_rss(cfg, model, out):
     rss = {}
     for mode in RSS_MODES:
         summary = out / f"rss-{model.stem}-{mode}.tmp.json"
-        run([CLI, "bfcl", "-m", model, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES,
-             "--sample", cfg.rss_sample, "--warmup", 0, "--modes", mode, "--out", os.devnull,
-             "--summary-json", summary], stdout=subprocess.DEVNULL)
+        run(bfcl_command(model, cfg.rss_sample, mode, os.devnull, summary, warmup=0), stdout=subprocess.DEVNULL)
         rss[mode] = json.loads(summary.read_text())["modes"][0]["peak_rss_kb"]
         summary.unlink()
     path.write_text(json.dumps({"cases": cfg.rss_sample, "peak_rss_kb": rss}, indent=2) + "\n")
@@ -165,10 +159,9 @@ def stage_bandwidth(cfg, model, out):
         try:
             gbps = probe_bandwidth(0)
             stem = out / f"bandwidth-{model.stem}-{intensity}"
-            run(["taskset", "-c", "0", CLI, "bfcl", "-m", model, "-t", 1, "--data", CACHE / "data" / "bfcl",
-                 "--categories", CATEGORIES, "--sample", cfg.bandwidth_sample, "--warmup", 1,
-                 "--modes", ",".join(BANDWIDTH_MODES), "--out", f"{stem}.jsonl",
-                 "--summary-json", f"{stem}.summary.json", "--resume"], stdout=subprocess.DEVNULL)
+            run(["taskset", "-c", "0"] + bfcl_command(model, cfg.bandwidth_sample, BANDWIDTH_MODES, f"{stem}.jsonl",
+                                                      f"{stem}.summary.json", threads=1, warmup=1) + ["--resume"],
+                stdout=subprocess.DEVNULL)
             summary = json.loads(Path(f"{stem}.summary.json").read_text())
         finally:
             if corunner:
@@ -460,7 +453,7 @@ def main():
             elif stage == "bandwidth" and (m == largest):
                 stage_bandwidth(cfg, m, out)
             elif stage == "coldstart":
-                coldstart.stage(cfg, m, out, EXAMPLE, CATEGORIES)
+                coldstart.stage(cfg, m, out, EXAMPLE)
         log(f"{m.stem} done, {(time.time() - started) / 60:.1f} min elapsed")
     if "report" in stages:
         command = "python3 scripts/bench.py " + " ".join(measuring_arguments(sys.argv[1:]))

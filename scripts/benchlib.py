@@ -12,6 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SCHEMAWEAVER_CACHE", Path.home() / ".cache" / "schemaweaver"))
 CLI = ROOT / "build" / "apps" / "cli" / "schemaweaver"
+DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
+CATEGORIES = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple"
 
 
 def log(message):
@@ -21,6 +23,17 @@ def log(message):
 def run(command, **kwargs):
     log(" ".join(str(c) for c in command))
     return subprocess.run([str(c) for c in command], check=True, **kwargs)
+
+
+def bfcl_command(model, sample, modes, out, summary, **flags):
+    """`schemaweaver bfcl` over the suite's categories and sample; `flags` become options
+    (repeat=2 -> --repeat 2)."""
+    command = [CLI, "bfcl", "-m", model, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES,
+               "--sample", sample, "--modes", modes if isinstance(modes, str) else ",".join(modes),
+               "--out", out, "--summary-json", summary]
+    for name, value in flags.items():
+        command += [f"--{name.replace('_', '-')}", value]
+    return command
 
 
 def machine():

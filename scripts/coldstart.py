@@ -23,7 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchlib import CACHE, CLI, ROOT, fmt, geomean, log, read_lines, run, svg_lines, table
+from benchlib import CACHE, CLI, ROOT, bfcl_command, fmt, geomean, log, read_lines, run, svg_lines, table
 
 PAGECACHE = ROOT / "build" / "bench" / "pagecache"
 CALIBRATION = Path("/usr/share/common-licenses/GPL-3")
@@ -130,17 +130,19 @@ def pack(model, label, how, out, sensitivity_tokens):
     key = label.replace("@", "-at-")
     path = CACHE / "packed" / f"{model.stem}-{key}.gguf"
     report = out / f"pack-{model.stem}-{key}.json"
-    if path.exists() and report.exists():
+    allocation = report.with_suffix(".md")  # the allocation table `pack` prints
+    if path.exists() and report.exists() and allocation.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     command = [CLI, "pack", "-m", model, "--calibration", CALIBRATION, "--tokens", CALIBRATION_TOKENS,
                "--sensitivity-tokens", sensitivity_tokens, "-o", path, "--json", report] + how
     log(" ".join(str(c) for c in command))
-    result = subprocess.run([str(c) for c in command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True)
     if result.returncode != 0 and "does not fit" in result.stderr:
         return None
     if result.returncode != 0:
         raise RuntimeError(f"pack failed: {result.stderr}")
+    allocation.write_text(result.stdout)
     return path
 
 
@@ -173,7 +175,7 @@ def source_bfcl(model, out):
     return None
 
 
-def measure_accuracy(cfg, model, files, out, categories):
+def measure_accuracy(cfg, model, files, out):
     """BFCL correctness of the source and the importance-aware packings (a uniform packing is
     compared on perplexity and KL: a BFCL run of the largest model takes most of an hour);
     perplexity and KL of every packing against the source."""
@@ -182,10 +184,8 @@ def measure_accuracy(cfg, model, files, out, categories):
         stem = out / f"cold-bfcl-{model.stem}-{key}"
         wanted = label.startswith("importance@") or (label == "source" and not source_bfcl(model, out))
         if wanted and not Path(f"{stem}.summary.json").exists():
-            run([CLI, "bfcl", "-m", path, "--data", CACHE / "data" / "bfcl", "--categories", categories,
-                 "--sample", cfg.sample, "--seed", 1, "--repeat", 1, "--warmup", 0, "--modes", "schemaweaver",
-                 "--out", f"{stem}.jsonl", "--summary-json", f"{stem}.summary.json", "--resume"],
-                stdout=subprocess.DEVNULL)
+            run(bfcl_command(path, cfg.sample, "schemaweaver", f"{stem}.jsonl", f"{stem}.summary.json", seed=1,
+                             repeat=1, warmup=0) + ["--resume"], stdout=subprocess.DEVNULL)
         quality = out / f"cold-quality-{model.stem}-{key}.json"
         if label != "source" and not quality.exists():
             run([CLI, "quality", "-m", path, "--reference", model, "--text", corpus(), "--tokens", cfg.corpus_tokens,
@@ -271,26 +271,13 @@ def measure_cold(cfg, model, files, out, request):
     storage.cap(None)
 
 
-def stage(cfg, model, out, request, categories):
+def stage(cfg, model, out, request):
     files = packings(cfg, model, out)
-    measure_accuracy(cfg, model, files, out, categories)
+    measure_accuracy(cfg, model, files, out)
     measure_cold(cfg, model, files, out, request)
 
 
 # ---------------------------------------------------------------- report
-
-
-def allocation_table(pack):
-    """The types chosen, one row per layer, one column per kind of matrix."""
-    by_layer, kinds = {}, []
-    for t in pack["tensors"]:
-        kind = t["name"].split(".", 2)[2] if t["layer"] >= 0 else t["name"]
-        kind = kind.removesuffix(".weight")
-        by_layer.setdefault(t["layer"], {})[kind] = t["type"]
-        if kind not in kinds:
-            kinds.append(kind)
-    rows = [["-" if layer < 0 else layer] + [types.get(k, "") for k in kinds] for layer, types in sorted(by_layer.items())]
-    return table(["layer"] + kinds, rows)
 
 
 def report(cfg, models, out):
@@ -357,11 +344,11 @@ def report(cfg, models, out):
                       [b / 2**20 for b, _ in sizes], by_bytes, "model file (MiB)", "seconds",
                       out / f"cold-bytes-{m.stem}.svg")
         allocation = ""
-        packs = sorted(out.glob(f"pack-{m.stem}-importance-at-*.json"))
+        packs = sorted(out.glob(f"pack-{m.stem}-importance-at-*.md"))
         if packs:
-            allocation = (f"\nTypes chosen by `{packs[-1].stem[5:]}` (source types: "
-                          f"{', '.join(sorted({t['source_type'] for t in json.loads(packs[-1].read_text())['tensors']}))}):\n\n" +
-                          allocation_table(json.loads(packs[-1].read_text())))
+            source_types = {t["source_type"] for t in json.loads(packs[-1].with_suffix(".json").read_text())["tensors"]}
+            allocation = (f"\nTypes chosen by `{packs[-1].stem[5:]}` (source types: {', '.join(sorted(source_types))}; "
+                          "`schemaweaver pack` prints this table):\n\n" + packs[-1].read_text())
         sections.append(
             f"## Cold start ({m.stem})\n\nBefore every run the model file is dropped from the page cache "
             "(posix_fadvise DONTNEED, checked with mincore); the program and its libraries stay cached. "

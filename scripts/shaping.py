@@ -33,11 +33,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchlib import CACHE, CLI, ROOT, fmt, log, machine, read_lines, run, svg_points, table
+from benchlib import CACHE, CLI, DEFAULT_MODEL, ROOT, bfcl_command, fmt, log, machine, read_lines, run, svg_points, table
 import coldstart
 
-DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
-CATEGORIES = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple"
 PROMPT_TOKENS = 1024   # the prefill the latency model predicts
 DECODE_TOKENS = 32
 CALL_DECODE_TOKENS = 64  # latency objective: a 1024-token prompt read, then 64 tokens decoded
@@ -326,26 +324,16 @@ def search(study, model, edits, rng, generations, population_size):
 
 def measure_edits(study):
     """log(perplexity / source perplexity) of each single edit."""
-    edits = {"drop": {}, "skip": {}, "ffn": {study.ffn: 0.0}}
+    def cost(shape):
+        if not shape.valid():
+            return math.inf
+        r = measure(study, shape, "edit", speed=False)
+        return math.log(r["perplexity"] / r["reference_perplexity"])
+
     full = study.full()
-    for layer in range(study.layers):
-        dropped = Shape(tuple(i for i in full.layers if i != layer))
-        if dropped.valid():
-            r = measure(study, dropped, "edit", speed=False)
-            edits["drop"][layer] = math.log(r["perplexity"] / r["reference_perplexity"])
-        else:
-            edits["drop"][layer] = math.inf
-        skipped = Shape(full.layers, (layer,))
-        if skipped.valid():
-            r = measure(study, skipped, "edit", speed=False)
-            edits["skip"][layer] = math.log(r["perplexity"] / r["reference_perplexity"])
-        else:
-            edits["skip"][layer] = math.inf
-    for width in study.widths:
-        if width != study.ffn:
-            r = measure(study, Shape(full.layers, (), width), "edit", speed=False)
-            edits["ffn"][width] = math.log(r["perplexity"] / r["reference_perplexity"])
-    return edits
+    return {"drop": {i: cost(Shape(tuple(j for j in full.layers if j != i))) for i in full.layers},
+            "skip": {i: cost(Shape(full.layers, (i,))) for i in full.layers},
+            "ffn": {w: 0.0 if w == study.ffn else cost(Shape(full.layers, (), w)) for w in study.widths}}
 
 
 def fastest_within(measured, reference, bound=1.1):
@@ -357,9 +345,8 @@ def bfcl(study, path, name, sample):
     """The schemaweaver mode's BFCL summary for a model file (run once, kept in the results)."""
     stem = study.out / f"shaping-bfcl-{name}"
     if not Path(f"{stem}.summary.json").exists():
-        run([CLI, "bfcl", "-m", path, "--data", CACHE / "data" / "bfcl", "--categories", CATEGORIES, "--sample", sample,
-             "--seed", 1, "--repeat", 1, "--warmup", 1, "--modes", "schemaweaver", "--out", f"{stem}.jsonl",
-             "--summary-json", f"{stem}.summary.json", "--resume"], stdout=subprocess.DEVNULL)
+        run(bfcl_command(path, sample, "schemaweaver", f"{stem}.jsonl", f"{stem}.summary.json", seed=1, repeat=1,
+                         warmup=1) + ["--resume"], stdout=subprocess.DEVNULL)
     return json.loads(Path(f"{stem}.summary.json").read_text())["modes"][0]
 
 

@@ -1,16 +1,12 @@
 #include "cost_curve.h"
 
 #include "context.h"
+#include "measurement_cache.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <functional>
-
-#include <unistd.h>
+#include <optional>
 
 namespace sw {
 namespace {
@@ -30,6 +26,14 @@ constexpr const char* kBuildFlavor = "-asan";
 #else
 constexpr const char* kBuildFlavor = "";
 #endif
+
+// `count` ordinary text tokens (no special-token path is timed), repeating if need be.
+std::vector<llama_token> filler_tokens(const Model::Impl& model, int count) {
+  const std::vector<llama_token> text = model.tokenize(std::string(size_t(count), 'a') + " b", false);
+  std::vector<llama_token> out;
+  for (int i = 0; i < count; ++i) out.push_back(text[size_t(i) % text.size()]);
+  return out;
+}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -63,9 +67,8 @@ CostCurve measure_cost_curve(Context& context, const Model::Impl& model, int max
                              int context_tokens) {
   using Clock = std::chrono::steady_clock;
   const llama_seq_id seq = Context::kScratch;
-  // Ordinary text tokens, so no special-token path is timed.
-  std::vector<llama_token> text = model.tokenize(std::string(size_t(context_tokens + max_tokens), 'a') + " b", false);
-  auto token = [&](int i) { return text[size_t(i) % text.size()]; };
+  const std::vector<llama_token> text = filler_tokens(model, context_tokens + max_tokens);
+  auto token = [&](int i) { return text[size_t(i)]; };
   PassCounter unused;
   context.drop(seq);
   std::vector<BatchToken> prefix;
@@ -92,10 +95,8 @@ CostCurve measure_cost_curve(Context& context, const Model::Impl& model, int max
 Speed measure_prefill_and_decode(Context& context, const Model::Impl& model, int prompt_tokens, int decode_tokens,
                                  int rounds) {
   using Clock = std::chrono::steady_clock;
-  std::vector<llama_token> text = model.tokenize(std::string(size_t(prompt_tokens + decode_tokens), 'a') + " b", false);
-  std::vector<llama_token> prompt, next;
-  for (int i = 0; i < prompt_tokens; ++i) prompt.push_back(text[size_t(i) % text.size()]);
-  for (int i = 0; i < decode_tokens; ++i) next.push_back(text[size_t(prompt_tokens + i) % text.size()]);
+  const std::vector<llama_token> text = filler_tokens(model, prompt_tokens + decode_tokens);
+  const std::vector<llama_token> prompt(text.begin(), text.begin() + prompt_tokens), next(text.begin() + prompt_tokens, text.end());
   std::vector<double> prefill, decode;
   PassCounter unused;
   for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
@@ -114,43 +115,22 @@ Speed measure_prefill_and_decode(Context& context, const Model::Impl& model, int
 }
 
 std::string cost_curve_path(const Model::Impl& model) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  auto size = fs::file_size(model.params.path, ec);
-  std::string key = fs::path(model.params.path).filename().string() + "|" + std::to_string(size) + "|" +
-                    cpu_model() + "|" + std::to_string(model.threads);
-  char hash[17];
-  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(key));
-  return (fs::path(cache_directory("costs")) / (fs::path(model.params.path).stem().string() + "-t" +
-                            std::to_string(model.threads) + kBuildFlavor + "-" + hash + ".json"))
-      .string();
+  return measurement_path("costs", model.params.path, cpu_model() + "|" + std::to_string(model.threads),
+                          "-t" + std::to_string(model.threads) + kBuildFlavor);
 }
 
 CostCurve cached_cost_curve(Context& context, const Model::Impl& model) {
-  std::string path = cost_curve_path(model);
-  std::ifstream in(path);
-  if (in) {
+  const std::string path = cost_curve_path(model);
+  if (std::optional<Json> saved = read_measurement(path)) {
     try {
-      Json saved = Json::parse(in);
-      CostCurve curve{saved.at("pass_ms_by_tokens").get<std::vector<double>>()};
+      CostCurve curve{saved->at("pass_ms_by_tokens").get<std::vector<double>>()};
       if (!curve.ms.empty()) return curve;
     } catch (const std::exception&) {
       // A damaged cache file is measured again and replaced.
     }
   }
   CostCurve curve = measure_cost_curve(context, model);
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  // Written aside and renamed, so that a reader (another session, another process) never sees
-  // half a file.
-  std::string partial = path + ".partial-" + std::to_string(::getpid()) + "-" +
-                        std::to_string(reinterpret_cast<uintptr_t>(&context));
-  {
-    std::ofstream out(partial);
-    if (out) out << curve.to_json().dump(1) << "\n";
-  }
-  std::filesystem::rename(partial, path, ec);
-  if (ec) std::filesystem::remove(partial, ec);
+  write_measurement(path, curve.to_json());
   return curve;
 }
 

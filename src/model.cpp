@@ -1,8 +1,6 @@
 #include "model.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -65,14 +63,6 @@ bool is_plain_string(const std::string& piece) {
 }
 
 }  // namespace
-
-std::string cache_directory(const std::string& kind) {
-  const char* dir = std::getenv("SCHEMAWEAVER_CACHE");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path root =
-      dir ? std::filesystem::path(dir) : std::filesystem::path(home ? home : "/tmp") / ".cache" / "schemaweaver";
-  return (root / kind).string();
-}
 
 std::string llama_last_errors() {
   std::lock_guard<std::mutex> lock(log_mutex);

@@ -44,10 +44,6 @@ struct Model::Impl {
   std::string detokenize(const std::vector<llama_token>& tokens) const;
 };
 
-// Where measurements about model files are cached (pass costs, sensitivities):
-// $SCHEMAWEAVER_CACHE or ~/.cache/schemaweaver, then `kind`.
-std::string cache_directory(const std::string& kind);
-
 // Silences llama.cpp's log output, keeping its last error lines for our error messages.
 std::string llama_last_errors();
 

@@ -2,7 +2,6 @@
 
 #include <ggml.h>
 #include <gguf.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -16,6 +15,7 @@
 #include <set>
 
 #include "importance.h"
+#include "measurement_cache.h"
 #include "model.h"
 #include "output_probe.h"
 #include "schemaweaver/engine.h"
@@ -252,42 +252,26 @@ std::map<std::string, double> measure_sensitivity(const Model::Impl& model, cons
   return scales;
 }
 
-// The scales depend on the model file, the calibration text and how much of it was read:
-// measured once (a pass per matrix) and kept under the cache directory, like the pass costs.
-std::string sensitivity_path(const std::string& model_path, const std::string& text, int calibration_tokens,
-                             size_t tokens) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const std::string key = fs::path(model_path).filename().string() + "|" +
-                          std::to_string(fs::file_size(model_path, ec)) + "|" +
-                          std::to_string(std::hash<std::string>{}(text)) + "|" +
-                          std::to_string(calibration_tokens) + "|" + std::to_string(tokens);
-  char hash[17];
-  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(key));
-  return (fs::path(cache_directory("sensitivity")) /
-          (fs::path(model_path).stem().string() + "-" + hash + ".json"))
-      .string();
-}
-
 void weigh_by_output(const Model::Impl& model, const std::string& path, const Calibration& calibration,
                      const std::string& text, int tokens_wanted, std::vector<Matrix>& matrices) {
   std::vector<llama_token> tokens = model.tokenize(text, false);
   tokens.resize(std::min(tokens.size(), size_t(tokens_wanted)));
-  const std::string cache = sensitivity_path(path, text, calibration.tokens, tokens.size());
+  // The scales depend on the model file, the calibration text and how much of it was read:
+  // measured once (a pass per matrix) and kept like the pass costs.
+  const std::string cache =
+      measurement_path("sensitivity", path, std::to_string(std::hash<std::string>{}(text)) + "|" +
+                                                std::to_string(calibration.tokens) + "|" + std::to_string(tokens.size()));
   std::map<std::string, double> scales;
-  std::ifstream saved(cache);
-  try {
-    if (saved) scales = Json::parse(saved).get<std::map<std::string, double>>();
-  } catch (const std::exception&) {
-    scales.clear();  // a damaged cache file is measured again
+  if (std::optional<Json> saved = read_measurement(cache)) {
+    try {
+      scales = saved->get<std::map<std::string, double>>();
+    } catch (const std::exception&) {
+      scales.clear();  // a damaged cache file is measured again
+    }
   }
   if (scales.empty()) {
     scales = measure_sensitivity(model, path, calibration, tokens, matrices);
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
-    const std::string partial = cache + ".partial-" + std::to_string(::getpid());
-    if (std::ofstream(partial) << Json(scales).dump(1) << "\n") std::filesystem::rename(partial, cache, ec);
-    std::filesystem::remove(partial, ec);
+    write_measurement(cache, Json(scales));
   }
   double largest = 0;
   for (const auto& [name, scale] : scales) largest = std::max(largest, scale);
@@ -435,17 +419,17 @@ PackResult pack_model(const PackOptions& options) {
     check_budget(index.matrices, budget);
   else
     check_fits(index.matrices, uniform);
+  const bool weigh = by_budget && options.sensitivity_tokens > 0;
   ModelParams params;
   params.path = options.model_path;
   params.threads = options.threads;
-  params.mmap = false;  // the sensitivity probe writes weights
+  params.mmap = !weigh;  // the sensitivity probe writes weights: they must not be a read-only mapping
   auto model = Model::load(params);
   const Model::Impl& impl = model->impl();
   Calibration calibration = measure_importance(impl, text, options.calibration_tokens);
   // A uniform packing only needs the error of its one type.
   estimate_choices(options.model_path, calibration,
                    by_budget ? std::vector<ggml_type>{} : std::vector<ggml_type>{uniform}, index.matrices);
-  const bool weigh = by_budget && options.sensitivity_tokens > 0;
   if (weigh)
     weigh_by_output(impl, options.model_path, calibration, text, options.sensitivity_tokens, index.matrices);
   if (by_budget) allocate(index.matrices, budget);

@@ -128,7 +128,7 @@ void StreamingLoad::read_all() {
   std::vector<char> buffer;
   size_t next = 0;
   for (int group = 0; group < group_count_; ++group) {
-    read_ahead(fd, group + 1);
+    read_ahead(fd, next);
     for (; next < pending_.size() && pending_[next].group == group; ++next) {
       if (stop_) {
         close(fd);
@@ -156,9 +156,14 @@ void StreamingLoad::read_all() {
   close(fd);
 }
 
-void StreamingLoad::read_ahead(int fd, int group) const {
-  for (const Pending& p : pending_)
-    if (p.group == group && p.in_file) posix_fadvise(fd, off_t(p.offset), off_t(ggml_nbytes(p.tensor)), POSIX_FADV_WILLNEED);
+void StreamingLoad::read_ahead(int fd, size_t first) const {
+  // pending_ is in group order: the next group starts after the tensors of `first`'s group.
+  if (first >= pending_.size()) return;
+  size_t i = first;
+  while (i < pending_.size() && pending_[i].group == pending_[first].group) ++i;
+  for (size_t j = i; j < pending_.size() && pending_[j].group == pending_[i].group; ++j)
+    if (pending_[j].in_file)
+      posix_fadvise(fd, off_t(pending_[j].offset), off_t(ggml_nbytes(pending_[j].tensor)), POSIX_FADV_WILLNEED);
 }
 
 void StreamingLoad::finish_group(int group, const std::string& error) {

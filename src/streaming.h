@@ -59,9 +59,9 @@ class StreamingLoad {
   void plan_reading(int64_t tied);
   void free_metadata();
   void read_all();
-  // Asks the kernel to start reading a group's tensors in the background, so that the disk
-  // stays busy while the tensors before them are copied and repacked.
-  void read_ahead(int fd, int group) const;
+  // Asks the kernel to start reading the group after the one pending_[first] belongs to, in the
+  // background, so that the disk stays busy while this group is copied and repacked.
+  void read_ahead(int fd, size_t first) const;
   void finish_group(int group, const std::string& error);
   // Blocks until `group` is in; false if reading failed.
   bool wait_for_group(int group);

@@ -324,9 +324,7 @@ struct BfclCommand {
                         {"repeat", repeat}, {"threads", info.threads}, {"llama", info.llama_version},
                         {"weight_bytes", info.weight_bytes}, {"model_description", info.description},
                         {"modes", modes_json}};
-    std::ofstream file(summary_path);
-    if (!file) throw sw::Error("cannot write '" + summary_path + "'");
-    file << summary.dump(2) << "\n";
+    write_json_file(summary_path, summary);
   }
 };
 

@@ -40,6 +40,7 @@ sw::Json events_json(const std::vector<sw::CallEvent>& events);
 
 std::string read_file(const std::string& path);   // throws sw::Error naming the path
 sw::Json read_json_file(const std::string& path); // throws sw::Error with the parse position
+void write_json_file(const std::string& path, const sw::Json& json);  // throws sw::Error naming the path
 
 void add_call_command(CLI::App& app);
 void add_bfcl_command(CLI::App& app);

@@ -92,6 +92,11 @@ sw::Json read_json_file(const std::string& path) {
   }
 }
 
+void write_json_file(const std::string& path, const sw::Json& json) {
+  std::ofstream out(path);
+  if (!(out << json.dump(2) << "\n")) throw sw::Error("cannot write '" + path + "'");
+}
+
 }  // namespace cli
 
 int main(int argc, char** argv) {

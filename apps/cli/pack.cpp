@@ -1,7 +1,6 @@
 // `pack`: a model repacked under a byte budget, fewer bits where the weights matter least
 // (measured on a calibration text), written as a GGUF file that stock llama.cpp runs.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -69,10 +68,7 @@ void add_pack_command(CLI::App& app) {
     o->pack.budget_bytes = uint64_t(o->budget_mib * double(1 << 20));
     sw::PackResult r = sw::pack_model(o->pack);
     print_allocation(r);
-    if (!o->json.empty()) {
-      std::ofstream out(o->json);
-      if (!(out << r.to_json().dump(2) << "\n")) throw sw::Error("cannot write '" + o->json + "'");
-    }
+    if (!o->json.empty()) write_json_file(o->json, r.to_json());
   });
 }
 

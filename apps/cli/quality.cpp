@@ -3,7 +3,6 @@
 #include "schemaweaver/quality.h"
 
 #include <cstdio>
-#include <fstream>
 
 #include "common.h"
 
@@ -35,10 +34,7 @@ void add_quality_command(CLI::App& app) {
         "%.2f %%\n",
         r.tokens, r.perplexity, r.reference_perplexity, 100.0 * (r.perplexity / r.reference_perplexity - 1.0),
         r.kl_divergence, 100.0 * r.top1_agreement);
-    if (!o->json.empty()) {
-      std::ofstream out(o->json);
-      if (!(out << r.to_json().dump(2) << "\n")) throw sw::Error("cannot write '" + o->json + "'");
-    }
+    if (!o->json.empty()) write_json_file(o->json, r.to_json());
   });
 }
 

@@ -3,7 +3,6 @@
 #include "schemaweaver/shape.h"
 
 #include <cstdio>
-#include <fstream>
 
 #include "common.h"
 
@@ -39,10 +38,7 @@ void add_shape_command(CLI::App& app) {
     sw::ShapeResult r = sw::shape_model(o->shape);
     std::printf("%s: %.1f M parameters, %.1f MiB of tensors\n", r.describe().c_str(),
                 double(r.parameters) / 1e6, double(r.bytes) / (1 << 20));
-    if (!o->json.empty()) {
-      std::ofstream out(o->json);
-      if (!(out << r.to_json().dump(2) << "\n")) throw sw::Error("cannot write '" + o->json + "'");
-    }
+    if (!o->json.empty()) write_json_file(o->json, r.to_json());
   });
 }
 

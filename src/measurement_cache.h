@@ -1,0 +1,22 @@
+// Measurements about a model file kept between runs (pass costs, sensitivities): one JSON file
+// per model file and key under $SCHEMAWEAVER_CACHE or ~/.cache/schemaweaver/<kind>/.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "schemaweaver/tools.h"
+
+namespace sw {
+
+// The file for `model_path` (its name and size) and `key` (what else the measurement depends
+// on); `label` is added to the file's name for people reading the folder.
+std::string measurement_path(const std::string& kind, const std::string& model_path, const std::string& key,
+                             const std::string& label = "");
+// nullopt if there is no such file or it is damaged (then it is measured again and replaced).
+std::optional<Json> read_measurement(const std::string& path);
+// Written aside and renamed, so that a reader (another session, another process) never sees
+// half a file; a cache that cannot be written is left out silently (it only saves time).
+void write_measurement(const std::string& path, const Json& value);
+
+}  // namespace sw
