@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 import coldstart
-from benchlib import (CACHE, CATEGORIES, CLI, DEFAULT_MODEL, ROOT, bfcl_command, fmt, geomean, log, machine, read_lines, run, svg_bars, svg_lines, svg_stacked,
-                      table)
+from benchlib import (CACHE, CATEGORIES, CLI, DEFAULT_MODEL, ROOT, bfcl_command, fmt, geomean, log, machine,
+                      read_lines, run, svg_bars, svg_lines, svg_stacked, table)
 
 MEMBW = ROOT / "build" / "bench" / "membw"
 # Categories by role: the tuning set the design was adjusted on, and held-out data.

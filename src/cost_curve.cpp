@@ -63,6 +63,8 @@ int CostCurve::free_size(int n, double margin) const {
 
 Json CostCurve::to_json() const { return {{"pass_ms_by_tokens", ms}}; }
 
+void from_json(const Json& json, CostCurve& curve) { json.at("pass_ms_by_tokens").get_to(curve.ms); }
+
 CostCurve measure_cost_curve(Context& context, const Model::Impl& model, int max_tokens, int rounds,
                              int context_tokens) {
   using Clock = std::chrono::steady_clock;
@@ -121,14 +123,7 @@ std::string cost_curve_path(const Model::Impl& model) {
 
 CostCurve cached_cost_curve(Context& context, const Model::Impl& model) {
   const std::string path = cost_curve_path(model);
-  if (std::optional<Json> saved = read_measurement(path)) {
-    try {
-      CostCurve curve{saved->at("pass_ms_by_tokens").get<std::vector<double>>()};
-      if (!curve.ms.empty()) return curve;
-    } catch (const std::exception&) {
-      // A damaged cache file is measured again and replaced.
-    }
-  }
+  if (std::optional<CostCurve> saved = read_measurement<CostCurve>(path); saved && !saved->ms.empty()) return *saved;
   CostCurve curve = measure_cost_curve(context, model);
   write_measurement(path, curve.to_json());
   return curve;

@@ -27,6 +27,7 @@ struct CostCurve {
   int free_size(int n, double margin = 0.03) const;
   Json to_json() const;
 };
+void from_json(const Json& json, CostCurve& curve);  // what to_json wrote
 
 // Measures passes of 1..max_tokens tokens in the context's scratch sequence, interleaved
 // `rounds` times, after a prefix of `context_tokens` tokens (attention over a realistic cache).

@@ -26,7 +26,7 @@ std::string measurement_path(const std::string& kind, const std::string& model_p
   return (root / kind / (fs::path(model_path).stem().string() + label + "-" + hash + ".json")).string();
 }
 
-std::optional<Json> read_measurement(const std::string& path) {
+std::optional<Json> read_measurement_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   try {

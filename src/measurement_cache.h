@@ -13,8 +13,20 @@ namespace sw {
 // on); `label` is added to the file's name for people reading the folder.
 std::string measurement_path(const std::string& kind, const std::string& model_path, const std::string& key,
                              const std::string& label = "");
-// nullopt if there is no such file or it is damaged (then it is measured again and replaced).
-std::optional<Json> read_measurement(const std::string& path);
+// The JSON at `path`; nullopt if there is no such file or it does not parse.
+std::optional<Json> read_measurement_json(const std::string& path);
+// The measurement at `path` read as a T; nullopt if it is absent, damaged or of another shape
+// (then it is measured again and replaced).
+template <class T>
+std::optional<T> read_measurement(const std::string& path) {
+  std::optional<Json> saved = read_measurement_json(path);
+  if (!saved) return std::nullopt;
+  try {
+    return saved->get<T>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
 // Written aside and renamed, so that a reader (another session, another process) never sees
 // half a file; a cache that cannot be written is left out silently (it only saves time).
 void write_measurement(const std::string& path, const Json& value);

@@ -261,14 +261,8 @@ void weigh_by_output(const Model::Impl& model, const std::string& path, const Ca
   const std::string cache =
       measurement_path("sensitivity", path, std::to_string(std::hash<std::string>{}(text)) + "|" +
                                                 std::to_string(calibration.tokens) + "|" + std::to_string(tokens.size()));
-  std::map<std::string, double> scales;
-  if (std::optional<Json> saved = read_measurement(cache)) {
-    try {
-      scales = saved->get<std::map<std::string, double>>();
-    } catch (const std::exception&) {
-      scales.clear();  // a damaged cache file is measured again
-    }
-  }
+  std::map<std::string, double> scales =
+      read_measurement<std::map<std::string, double>>(cache).value_or(std::map<std::string, double>{});
   if (scales.empty()) {
     scales = measure_sensitivity(model, path, calibration, tokens, matrices);
     write_measurement(cache, Json(scales));
