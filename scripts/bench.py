@@ -382,7 +382,8 @@ def report(cfg, models, out, command):
         svg_lines(f"Speedup against available memory bandwidth ({m.stem}, 1 thread)", xs, speed,
                   "read bandwidth left by the co-runner (GB/s)", "speedup (x)", out / f"fig13-speedup-{m.stem}.svg")
         rows = [[a["intensity"], fmt(a["read_gb_per_s"], 2)] + [fmt(a["latency_geomean_ms"][mode]) for mode in BANDWIDTH_MODES] +
-                [f"{a['latency_geomean_ms']['constrained'] / a['latency_geomean_ms']['schemaweaver']:.2f}x"] for a in arms]
+                [f"{a['latency_geomean_ms']['constrained'] / a['latency_geomean_ms']['schemaweaver']:.2f}x"]
+                for a in sorted(arms, key=lambda a: a["intensity"])]
         sections.append(f"## Figure 13: memory bandwidth ({m.stem})\n\nAn emulation: this machine's memory clock "
                         "cannot be changed, so a co-runner on the other core copies between buffers far larger "
                         "than the caches for a share of every 10 ms (the intensity), and a probe measures the read "
