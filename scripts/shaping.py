@@ -6,11 +6,13 @@ fitted on shapes measured on this machine, and a search screened by it.
 
 Steps (every measurement is appended to DIR/shaping-<model>.jsonl; a re-run skips what is there):
   edits     perplexity after one edit of the source (on the evaluation corpus): each layer
-            dropped, each layer's attention skipped, every FFN narrowed to each width
+            dropped, each layer's attention skipped, every FFN narrowed to each width, the
+            model narrowed to each width
   latency   random shapes measured: prefill of a 1024-token prompt and decode per token
-            (`schemaweaver costs --prefill`), and their quality; a linear latency model in
-            (layers, layers with attention, FFN channels) is fitted on three quarters of them and
-            checked on the rest (Kendall tau, relative error), beside parameter count and FLOPs
+            (`schemaweaver costs --prefill`), and their quality; a linear latency model in the
+            shape's costs (layers, layers with attention and their width, FFN channels times the
+            width, the width) is fitted on three quarters of them and checked on the rest
+            (Kendall tau, relative error), beside parameter count and FLOPs
   search    an evolutionary search over shapes, each scored by the latency model and by the sum
             of its edits' measured perplexity costs (never more than three consecutive layers
             without attention, the paper's lesson); the non-dominated shapes are then measured
@@ -47,6 +49,7 @@ class Shape:
     layers: tuple            # source layers kept
     skip: tuple = ()         # kept source layers without attention
     ffn: int = 0             # FFN width of every kept layer (0: the source's)
+    width: int = 0           # model width (0: the source's)
 
     def key(self):
         return hashlib.sha1(repr(self).encode()).hexdigest()[:12]
@@ -57,6 +60,8 @@ class Shape:
             out += ["--ffn", str(self.ffn)]
         if self.skip:
             out += ["--skip-attention", ",".join(map(str, self.skip))]
+        if self.width:
+            out += ["--width", str(self.width)]
         return out
 
     def valid(self):
@@ -69,10 +74,6 @@ class Shape:
                 return False
         return True
 
-    def describe(self, source_ffn):
-        return (f"{len(self.layers)} layers, FFN {self.ffn or source_ffn}, "
-                f"no attention in {len(self.skip)}")
-
 
 @dataclass
 class Study:
@@ -80,7 +81,9 @@ class Study:
     out: Path
     layers: int
     ffn: int
-    widths: list
+    embedding: int           # the source's model width
+    widths: list             # FFN widths searched
+    model_widths: list       # model widths searched
     tokens: int
     records: dict = field(default_factory=dict)   # shape key -> record
 
@@ -90,6 +93,14 @@ class Study:
 
     def full(self):
         return Shape(tuple(range(self.layers)))
+
+    def shape(self, layers, skip=(), ffn=0, width=0):
+        """A shape with the source's FFN width and model width written as 0, so that one shape
+        has one key however it was reached."""
+        return Shape(tuple(layers), tuple(skip), 0 if ffn == self.ffn else ffn, 0 if width == self.embedding else width)
+
+    def shape_of(self, record):
+        return self.shape(record["layers"], record["skip"], record["ffn"], record["embedding"])
 
 
 # ---------------------------------------------------------------- measuring
@@ -162,7 +173,7 @@ def measure_again(study, records, rng):
         if r["key"] == "source":
             path = study.model
         else:
-            path = Path(measure(study, Shape(tuple(r["layers"]), tuple(r["skip"]), r["ffn"]), r["role"], keep=True)["file"])
+            path = Path(measure(study, study.shape_of(r), r["role"], keep=True)["file"])
         again = speed_of(path)
         r["prefill_runs"] = r.get("prefill_runs", [r["prefill_ms"]]) + [again["prefill_ms"]]
         r["decode_runs"] = r.get("decode_runs", [r["decode_ms"]]) + [again["decode_ms"]]
@@ -182,8 +193,14 @@ def call_ms(prefill_ms, decode_ms):
 # ---------------------------------------------------------------- the latency model
 
 
-def features(layers, skip, ffn):
-    return [1.0, float(len(layers)), float(len(layers) - len(skip)), float(len(layers) * ffn)]
+def features(study, shape):
+    """The shape's cost terms, each relative to the source's: a fixed part, per layer, per layer
+    with attention (and its projections, times the width), FFN channels times the width, and the
+    width alone (the output matrix)."""
+    layers, attention = len(shape.layers), len(shape.layers) - len(shape.skip)
+    ffn, width = (shape.ffn or study.ffn) / study.ffn, (shape.width or study.embedding) / study.embedding
+    return [1.0, layers / study.layers, attention / study.layers, attention * width / study.layers,
+            layers * ffn * width / study.layers, width]
 
 
 def solve(a, b):
@@ -191,7 +208,7 @@ def solve(a, b):
     n = len(a[0])
     m = [[sum(r[i] * r[j] for r in a) for j in range(n)] + [sum(r[i] * y for r, y in zip(a, b))] for i in range(n)]
     for i in range(n):
-        m[i][i] += 1e-9  # a feature constant over the sample leaves the system singular
+        m[i][i] += 1e-6  # a feature constant over the sample leaves the system singular
         pivot = max(range(i, n), key=lambda r: abs(m[r][i]))
         m[i], m[pivot] = m[pivot], m[i]
         for r in range(n):
@@ -223,21 +240,21 @@ def flops(r):
 
 
 class LatencyModel:
-    def __init__(self, records):
-        rows = [features(r["layers"], r["skip"], r["ffn"]) for r in records]
+    def __init__(self, study, records):
+        self.study = study
+        rows = [features(study, study.shape_of(r)) for r in records]
         self.prefill = solve(rows, [r["prefill_ms"] for r in records])
         self.decode = solve(rows, [r["decode_ms"] for r in records])
 
-    def predict(self, shape, source_ffn):
-        x = features(shape.layers, shape.skip, shape.ffn or source_ffn)
+    def predict(self, shape):
+        x = features(self.study, shape)
         return (sum(a * b for a, b in zip(self.prefill, x)), sum(a * b for a, b in zip(self.decode, x)))
 
 
-def check_latency_model(train, held_out, source_ffn):
-    model = LatencyModel(train)
+def check_latency_model(study, train, held_out):
+    model = LatencyModel(study, train)
     measured = [call_ms(r["prefill_ms"], r["decode_ms"]) for r in held_out]
-    shapes = [Shape(tuple(r["layers"]), tuple(r["skip"]), r["ffn"]) for r in held_out]
-    predicted = [call_ms(*model.predict(s, source_ffn)) for s in shapes]
+    predicted = [call_ms(*model.predict(study.shape_of(r))) for r in held_out]
     errors = [abs(p - m) / m for p, m in zip(predicted, measured)]
     return model, {
         "train": len(train), "held_out": len(held_out),
@@ -256,14 +273,16 @@ def random_shape(study, rng):
         dropped = set(rng.sample(range(1, study.layers), rng.randint(0, study.layers // 2)))
         layers = tuple(i for i in range(study.layers) if i not in dropped)
         skip = tuple(sorted(rng.sample(layers[1:], rng.randint(0, len(layers) // 3))))
-        shape = Shape(layers, skip, rng.choice(study.widths))
+        # A third of the shapes narrower, so that the latency model sees the width vary.
+        width = rng.choice(study.model_widths) if rng.random() < 1 / 3 else study.embedding
+        shape = study.shape(layers, skip, rng.choice(study.widths), width)
         if shape.valid():
             return shape
 
 
 def mutate(shape, study, rng):
-    layers, skip, ffn = set(shape.layers), set(shape.skip), shape.ffn
-    what = rng.randrange(3)
+    layers, skip, ffn, width = set(shape.layers), set(shape.skip), shape.ffn, shape.width
+    what = rng.randrange(4)
     if what == 0:  # a layer dropped or restored
         layer = rng.randrange(1, study.layers)
         if layer in layers and len(layers) > 2:
@@ -274,9 +293,11 @@ def mutate(shape, study, rng):
     elif what == 1:  # attention of a layer skipped or restored
         layer = rng.choice(sorted(layers)[1:] or [0])
         skip.symmetric_difference_update({layer})
-    else:
+    elif what == 2:
         ffn = rng.choice(study.widths)
-    out = Shape(tuple(sorted(layers)), tuple(sorted(skip & layers)), ffn)
+    else:
+        width = rng.choice(study.model_widths)
+    out = study.shape(sorted(layers), sorted(skip & layers), ffn, width)
     return out if out.valid() else shape
 
 
@@ -285,6 +306,7 @@ def quality_proxy(shape, study, edits):
     cost = sum(edits["drop"][i] for i in range(study.layers) if i not in shape.layers)
     cost += sum(edits["skip"][i] for i in shape.skip)
     cost += edits["ffn"][shape.ffn or study.ffn] * len(shape.layers) / study.layers
+    cost += edits["width"][shape.width or study.embedding]
     return cost
 
 
@@ -305,7 +327,7 @@ def pareto(points, key_x, key_y):
 
 
 def search(study, model, edits, rng, generations, population_size):
-    score = lambda s: (call_ms(*model.predict(s, study.ffn)), quality_proxy(s, study, edits))
+    score = lambda s: (call_ms(*model.predict(s)), quality_proxy(s, study, edits))
     population = {random_shape(study, rng) for _ in range(population_size)} | {study.full()}
     for _ in range(generations):
         children = {mutate(rng.choice(sorted(population, key=repr)), study, rng) for _ in range(population_size)}
@@ -333,7 +355,9 @@ def measure_edits(study):
     full = study.full()
     return {"drop": {i: cost(Shape(tuple(j for j in full.layers if j != i))) for i in full.layers},
             "skip": {i: cost(Shape(full.layers, (i,))) for i in full.layers},
-            "ffn": {w: 0.0 if w == study.ffn else cost(Shape(full.layers, (), w)) for w in study.widths}}
+            "ffn": {w: cost(study.shape(full.layers, (), w)) if w != study.ffn else 0.0 for w in study.widths},
+            "width": {w: cost(study.shape(full.layers, (), 0, w)) if w != study.embedding else 0.0
+                      for w in study.model_widths}}
 
 
 def fastest_within(measured, reference, bound=1.1):
@@ -355,6 +379,12 @@ def widths_of(ffn, steps):
     return sorted({max(256, (ffn * k // steps) // 256 * 256) for k in range(steps // 2, steps + 1)} | {ffn})
 
 
+def model_widths_of(embedding):
+    """Model widths to search: multiples of 32 down to three quarters of the source's (without
+    retraining, narrower costs too much to be worth measuring)."""
+    return sorted({embedding, embedding - 32} | {(embedding * k // 16) // 32 * 32 for k in (12, 14, 15)})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=DEFAULT_MODEL)
@@ -369,8 +399,9 @@ def main():
     out = Path(cfg.out or ROOT / "bench" / "results" / f"{datetime.date.today()}-shaping")
     out.mkdir(parents=True, exist_ok=True)
     info = source_info(model)
-    layers, ffn = info["source_layers"], info["source_ffn"]
-    study = Study(model, out, layers, ffn, widths_of(ffn, 8), 256 if cfg.quick else 1024)
+    layers, ffn, embedding = info["source_layers"], info["source_ffn"], info["embedding"]
+    study = Study(model, out, layers, ffn, embedding, widths_of(ffn, 8), model_widths_of(embedding),
+                  256 if cfg.quick else 1024)
     if study.path.exists():
         study.records = {r["key"]: r for r in read_lines(study.path)}
     rng = random.Random(cfg.seed)
@@ -385,7 +416,8 @@ def main():
         with open(study.path, "a") as f:
             f.write(json.dumps(source) + "\n")
 
-    log(f"{model.stem}: {layers} layers, FFN {ffn}; widths {study.widths}")
+    log(f"{model.stem}: {layers} layers, FFN {ffn}, width {embedding}; FFN widths {study.widths}, "
+        f"model widths {study.model_widths}")
     edits = measure_edits(study)
     sampled = [measure(study, random_shape(study, rng), "sample") for _ in range(samples)]
     measure_again(study, sampled + [source], rng)
@@ -393,7 +425,7 @@ def main():
     source = study.records["source"]
     held_out = sampled[3::4]
     train = [r for r in sampled if r not in held_out] + [source]
-    latency_model, check = check_latency_model(train, held_out, ffn)
+    latency_model, check = check_latency_model(study, train, held_out)
     log(f"latency model: Kendall tau {check['kendall_tau_model']:.3f} on {len(held_out)} held-out shapes")
     front = search(study, latency_model, edits, rng, generations, population)
     # Most of the confirmations where the edits' summed cost stays within 10 % perplexity (the
@@ -407,7 +439,7 @@ def main():
     fastest = fastest_within(measured, measured[0]["reference_perplexity"])
     results = {}
     if fastest:
-        shape = Shape(tuple(fastest["layers"]), tuple(fastest["skip"]), fastest["ffn"])
+        shape = study.shape_of(fastest)
         kept = measure(study, shape, fastest["role"], keep=True)
         results = {model.stem: bfcl(study, model, model.stem, cfg.bfcl_sample),
                    f"shape {shape.key()}": bfcl(study, kept["file"], shape.key(), cfg.bfcl_sample)}
@@ -425,12 +457,13 @@ def report(study, source, check, measured, baseline, fastest_bfcl):
     fastest = fastest_within(measured, reference)
 
     def row(r):
-        return [r["role"], f"{len(r['layers'])}", r["ffn"], len(r["skip"]), f"{r.get('parameters', 0) / 1e6:.1f}",
+        return [r["role"], f"{len(r['layers'])}", r["ffn"], r["embedding"], len(r["skip"]),
+                f"{r.get('parameters', 0) / 1e6:.1f}",
                 fmt(r["prefill_ms"], 0), fmt(r["decode_ms"], 2), fmt(latency(r), 0),
                 f"{r['perplexity']:.3f} ({100 * (r['perplexity'] / reference - 1):+.1f} %)",
                 f"{r.get('kl', 0):.4f}"]
 
-    header = ["role", "layers", "FFN", "no attention", "M params", "prefill 1024 (ms)", "decode (ms/token)",
+    header = ["role", "layers", "FFN", "width", "no attention", "M params", "prefill 1024 (ms)", "decode (ms/token)",
               "call (ms)", "perplexity (vs source)", "KL"]
     # Does the front beat the baseline at equal latency? Compare with the front's best perplexity
     # at that latency or less.
@@ -447,8 +480,8 @@ def report(study, source, check, measured, baseline, fastest_bfcl):
     text = (f"# Shaping {study.model.stem}\n\nMachine: {machine()['cpu']}. Date: {datetime.date.today()}. "
             f"Perplexity on {study.tokens} tokens of the Debian evaluation corpus; latency from `schemaweaver costs "
             f"--prefill {PROMPT_TOKENS} --decode {DECODE_TOKENS}` (median of 3 rounds); call latency = prefill + "
-            f"{CALL_DECODE_TOKENS} x decode.\n\n## Latency model\n\nLinear in (layers, layers with attention, FFN "
-            f"channels), fitted on {check['train']} measured shapes, checked on {check['held_out']} others:\n\n" +
+            f"{CALL_DECODE_TOKENS} x decode.\n\n## Latency model\n\nLinear in the shape's cost terms (a fixed part, layers, layers "
+            f"with attention, those times the model width, FFN channels times the width, the width), fitted on {check['train']} measured shapes, checked on {check['held_out']} others:\n\n" +
             table(["predictor", "Kendall tau (held-out)"],
                   [["latency model", f"{check['kendall_tau_model']:.3f}"],
                    ["parameter count", f"{check['kendall_tau_parameters']:.3f}"],

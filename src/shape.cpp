@@ -1,6 +1,7 @@
 #include "schemaweaver/shape.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -39,6 +40,12 @@ std::vector<int> parse_list(const std::string& text, const std::string& what) {
   }
   if (out.empty()) throw Error("shape: " + what + " lists nothing");
   return out;
+}
+
+int one_number(const std::string& text, const std::string& what) {
+  const std::vector<int> values = parse_list(text, what);
+  if (values.size() != 1) throw Error("shape: " + what + " takes one number, not '" + text + "'");
+  return values[0];
 }
 
 // ---------------------------------------------------------------- the source
@@ -113,8 +120,14 @@ struct Plan {
   std::vector<int> layers;
   std::vector<int> ffn;
   std::vector<bool> attention;
+  int width = 0;                               // model width (embedding length)
   std::vector<std::vector<int64_t>> channels;  // per kept layer: the FFN channels kept (empty: all)
+  std::vector<int64_t> residual;               // model-width channels kept (empty: all)
 };
+
+// Rows of every quantization type a narrower model's matrices may be quantized to hold whole
+// blocks of this many weights.
+constexpr int kWidthStep = 32;
 
 Plan make_plan(const Source& s, const ShapeSpec& spec) {
   Plan plan;
@@ -154,6 +167,11 @@ Plan make_plan(const Source& s, const ShapeSpec& spec) {
                   std::to_string(s.ffn));
     plan.ffn.push_back(width);
   }
+  plan.width = spec.width == 0 ? s.embedding : spec.width;
+  if (plan.width <= 0 || plan.width > s.embedding || plan.width % kWidthStep != 0)
+    throw Error("shape: model width " + std::to_string(plan.width) + " must be a multiple of " +
+                std::to_string(kWidthStep) + " from " + std::to_string(kWidthStep) + " to " +
+                std::to_string(s.embedding));
   return plan;
 }
 
@@ -195,37 +213,142 @@ std::vector<int64_t> strongest_channels(const ggml_tensor* down, const ChannelIm
   return order;
 }
 
-// The rows (ne[1]) of a matrix, or the elements of a vector, in the given order.
-ggml_tensor* pick_rows(ggml_context* ctx, const ggml_tensor* t, const std::vector<int64_t>& rows) {
-  const bool vector = ggml_n_dims(t) == 1;
-  ggml_tensor* out = vector ? ggml_new_tensor_1d(ctx, t->type, int64_t(rows.size()))
-                            : ggml_new_tensor_2d(ctx, t->type, t->ne[0], int64_t(rows.size()));
-  const size_t size = vector ? ggml_type_size(t->type) : t->nb[1];
-  if (vector && ggml_blck_size(t->type) != 1)
-    throw Error(std::string("cannot reorder the quantized vector ") + t->name);
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::memcpy(static_cast<char*>(out->data) + i * size,
-                static_cast<const char*>(t->data) + size_t(rows[i]) * size, size);
+// The matrix that reads a norm's output, whose input statistic is that output's: a layer's query
+// projection (attention norm), up projection (FFN norm), or the output matrix (the final norm;
+// the embedding table when the two are tied).
+std::string reader_of(const std::string& norm, const ImportanceMap& importance) {
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    return norm.substr(0, norm.size() - from.size()) + to;
+  };
+  auto ends = [&](const std::string& end) {
+    return norm.size() >= end.size() && norm.compare(norm.size() - end.size(), end.size(), end) == 0;
+  };
+  if (ends("attn_norm.weight")) return replaced("attn_norm.weight", "attn_q.weight");
+  if (ends("ffn_norm.weight")) return replaced("ffn_norm.weight", "ffn_up.weight");
+  return importance.count("output.weight") ? "output.weight" : "token_embd.weight";
+}
+
+const ChannelImportance* statistic(const ImportanceMap& importance, const std::string& name, int64_t size) {
+  auto found = importance.find(name);
+  return found != importance.end() && int64_t(found->second.mean_square.size()) == size ? &found->second : nullptr;
+}
+
+// The model-width channels a narrower model keeps: those most present in what the kept layers
+// and the output read from the residual stream (every norm's output, each reader's statistic
+// scaled to mean 1 so that no single layer's scale decides), ascending.
+std::vector<int64_t> strongest_residual_channels(const Source& s, const Plan& plan, const ImportanceMap& importance) {
+  std::vector<std::string> norms{"output_norm.weight"};
+  for (size_t k = 0; k < plan.layers.size(); ++k) {
+    const std::string block = "blk." + std::to_string(plan.layers[k]) + ".";
+    if (plan.attention[k]) norms.push_back(block + "attn_norm.weight");
+    norms.push_back(block + "ffn_norm.weight");
+  }
+  std::vector<double> score(size_t(s.embedding), 0.0);
+  for (const std::string& norm : norms) {
+    const ChannelImportance* read = statistic(importance, reader_of(norm, importance), s.embedding);
+    if (!read) continue;
+    double mean = 0;
+    for (float v : read->mean_square) mean += v / double(s.embedding);
+    for (size_t c = 0; c < score.size() && mean > 0; ++c) score[c] += read->mean_square[c] / mean;
+  }
+  std::vector<int64_t> order(score.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return score[size_t(a)] > score[size_t(b)]; });
+  order.resize(size_t(plan.width));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+// RMS normalisation over the kept channels divides by their RMS, larger than the source's RMS
+// over all channels when the strongest are kept; the norm's weights are scaled by the ratio,
+// measured on the calibration text, so that its output keeps the source's scale. The reader's
+// statistic is E[(x_c / rms * w_c)^2], so dividing by w_c^2 gives channel c's share of the
+// mean square, E[x_c^2 / rms^2], which sums to the width over all channels.
+float norm_compensation(const ggml_tensor* norm, const std::vector<int64_t>& kept, const ImportanceMap& importance) {
+  const ChannelImportance* read = statistic(importance, reader_of(norm->name, importance), norm->ne[0]);
+  if (!read || norm->type != GGML_TYPE_F32) return 1.0f;
+  const float* w = static_cast<const float*>(norm->data);
+  double kept_share = 0;
+  for (int64_t c : kept) {
+    const double w2 = double(w[c]) * double(w[c]);
+    if (w2 > 1e-12) kept_share += read->mean_square[size_t(c)] / w2;
+  }
+  return kept_share > 0 ? float(std::sqrt(kept_share / double(kept.size()))) : 1.0f;
+}
+
+// A type whose blocks fit rows of `width` weights: the tensor's own, or the near type llama.cpp's
+// quantizer also falls back to when a k-quant's 256-weight super-blocks do not fit.
+ggml_type type_for_width(ggml_type type, int64_t width) {
+  if (width % ggml_blck_size(type) == 0) return type;
+  switch (type) {
+    case GGML_TYPE_Q2_K:
+    case GGML_TYPE_Q3_K:
+      return GGML_TYPE_Q4_0;
+    case GGML_TYPE_Q4_K:
+      return GGML_TYPE_Q5_0;
+    case GGML_TYPE_Q5_K:
+      return GGML_TYPE_Q5_1;
+    default:
+      return GGML_TYPE_Q8_0;
+  }
+}
+
+// How one tensor is cut: the rows (ne[1]; a vector's elements) kept, in this order, and the
+// columns (ne[0]) kept; empty: all. A vector is also scaled.
+struct Cut {
+  std::vector<int64_t> rows, columns;
+  float scale = 1.0f;
+  bool none() const { return rows.empty() && columns.empty() && scale == 1.0f; }
+};
+
+ggml_tensor* cut_vector(ggml_context* ctx, const ggml_tensor* t, const Cut& cut) {
+  if (t->type != GGML_TYPE_F32) throw Error(std::string("cannot cut the quantized vector ") + t->name);
+  const std::vector<int64_t>& rows = cut.rows;
+  ggml_tensor* out = ggml_new_tensor_1d(ctx, t->type, rows.empty() ? t->ne[0] : int64_t(rows.size()));
+  const float* in = static_cast<const float*>(t->data);
+  float* values = static_cast<float*>(out->data);
+  for (int64_t i = 0; i < out->ne[0]; ++i) values[i] = in[rows.empty() ? i : rows[size_t(i)]] * cut.scale;
   return out;
 }
 
-// The down projection cut to the kept channels (its columns), quantized again to its type.
-ggml_tensor* pick_columns(ggml_context* ctx, const ggml_tensor* down, const std::vector<int64_t>& columns,
-                          const ChannelImportance* importance) {
-  const int64_t width = int64_t(columns.size());
-  ggml_tensor* out = ggml_new_tensor_2d(ctx, down->type, width, down->ne[1]);
+// Rows alone are copied as they are stored; cut columns are quantized again, with the input
+// channels' statistic (if measured) as the quantizer's importance.
+ggml_tensor* cut_matrix(ggml_context* ctx, const ggml_tensor* t, const Cut& cut, const ChannelImportance* importance) {
+  const int64_t height = cut.rows.empty() ? t->ne[1] : int64_t(cut.rows.size());
+  auto source_row = [&](int64_t r) { return cut.rows.empty() ? r : cut.rows[size_t(r)]; };
+  if (cut.columns.empty()) {
+    ggml_tensor* out = ggml_new_tensor_2d(ctx, t->type, t->ne[0], height);
+    for (int64_t r = 0; r < height; ++r)
+      std::memcpy(static_cast<char*>(out->data) + size_t(r) * t->nb[1],
+                  static_cast<const char*>(t->data) + size_t(source_row(r)) * t->nb[1], t->nb[1]);
+    return out;
+  }
+  const int64_t width = int64_t(cut.columns.size());
+  const ggml_type type = type_for_width(t->type, width);
+  ggml_tensor* out = ggml_new_tensor_2d(ctx, type, width, height);
   std::vector<float> weights;
-  if (importance && int64_t(importance->mean_square.size()) == down->ne[0])
-    for (int64_t c : columns) weights.push_back(importance->mean_square[size_t(c)]);
-  std::vector<float> cut(static_cast<size_t>(width));
-  ggml_quantize_init(down->type);
-  for (int64_t r = 0; r < down->ne[1]; ++r) {
-    std::vector<float> row = row_floats(down, r);
-    for (size_t i = 0; i < columns.size(); ++i) cut[i] = row[size_t(columns[i])];
-    ggml_quantize_chunk(down->type, cut.data(), static_cast<char*>(out->data) + size_t(r) * out->nb[1], 0, 1,
-                        width, weights.empty() ? nullptr : weights.data());
+  if (importance && int64_t(importance->mean_square.size()) == t->ne[0])
+    for (int64_t c : cut.columns) weights.push_back(importance->mean_square[size_t(c)]);
+  std::vector<float> kept(static_cast<size_t>(width));
+  ggml_quantize_init(type);
+  for (int64_t r = 0; r < height; ++r) {
+    std::vector<float> row = row_floats(t, source_row(r));
+    for (size_t i = 0; i < kept.size(); ++i) kept[i] = row[size_t(cut.columns[i])];
+    ggml_quantize_chunk(type, kept.data(), static_cast<char*>(out->data) + size_t(r) * out->nb[1], 0, 1, width,
+                        weights.empty() ? nullptr : weights.data());
   }
   return out;
+}
+
+ggml_tensor* apply_cut(ggml_context* ctx, const ggml_tensor* t, const Cut& cut, const ImportanceMap& importance) {
+  if (cut.none()) {
+    ggml_tensor* out = ggml_dup_tensor(ctx, t);
+    std::memcpy(out->data, t->data, ggml_nbytes(t));
+    return out;
+  }
+  if (ggml_n_dims(t) == 1) return cut_vector(ctx, t, cut);
+  auto found = importance.find(t->name);
+  return cut_matrix(ctx, t, cut, found == importance.end() ? nullptr : &found->second);
 }
 
 // qwen2 rotates dimension pairs (i, i + d/2) of each head, llama's layout (2i, 2i + 1): the
@@ -314,6 +437,7 @@ gguf_context* shaped_metadata(const Source& s, const Plan& plan, const std::stri
   gguf_set_val_str(out, "general.architecture", "deci");
   gguf_set_val_str(out, "general.name", name.c_str());
   gguf_set_val_u32(out, "deci.block_count", uint32_t(plan.layers.size()));
+  gguf_set_val_u32(out, "deci.embedding_length", uint32_t(plan.width));
   gguf_set_val_u32(out, "deci.attention.key_length", uint32_t(s.head_dim));
   gguf_set_val_u32(out, "deci.attention.value_length", uint32_t(s.head_dim));
   std::vector<int32_t> ffn(plan.ffn.begin(), plan.ffn.end()), heads, kv_heads;
@@ -333,27 +457,66 @@ bool is_attention(const std::string& part) {
   return part.compare(0, 5, "attn_") == 0;
 }
 
-// The tensor of kept layer `k` (source layer `layer`) named by `part` ("ffn_down.weight"), or
-// null if the shape drops it.
-ggml_tensor* shaped_tensor(ggml_context* ctx, const Source& s, const Plan& plan, size_t k,
-                           const std::string& part, const ggml_tensor* t, const ImportanceMap& importance) {
-  if (!plan.attention[k] && is_attention(part)) return nullptr;
-  const std::vector<int64_t>& kept = plan.channels[k];
-  const bool narrowed_ffn = part == "ffn_gate.weight" || part == "ffn_up.weight" || part == "ffn_gate.bias" ||
-                            part == "ffn_up.bias" || part == "ffn_down.weight";
+// How the tensor of kept layer `k` named by `part` ("ffn_down.weight") is cut: its FFN to the
+// kept channels, its model-width side to the kept residual channels, and (qwen2) its rotary
+// rows into llama's order.
+Cut layer_cut(const Source& s, const Plan& plan, size_t k, const std::string& part, const ggml_tensor* t,
+              const ImportanceMap& importance) {
+  const std::vector<int64_t>& ffn = plan.channels[k];
+  const std::vector<int64_t>& residual = plan.residual;
+  Cut cut;
+  if (part == "attn_norm.weight" || part == "ffn_norm.weight") {
+    cut.rows = residual;
+    if (!residual.empty()) cut.scale = norm_compensation(t, residual, importance);
+  } else if (part == "attn_q.weight" || part == "attn_k.weight" || part == "attn_v.weight") {
+    cut.columns = residual;
+  } else if (part == "attn_output.weight") {
+    cut.rows = residual;
+  } else if (part == "ffn_gate.weight" || part == "ffn_up.weight") {
+    cut.rows = ffn;
+    cut.columns = residual;
+  } else if (part == "ffn_down.weight") {
+    cut.rows = residual;
+    cut.columns = ffn;
+  } else if (part == "ffn_gate.bias" || part == "ffn_up.bias") {
+    cut.rows = ffn;
+  }
   const bool rotary =
       part == "attn_q.weight" || part == "attn_q.bias" || part == "attn_k.weight" || part == "attn_k.bias";
-  ggml_tensor* out = nullptr;
-  if (!kept.empty() && narrowed_ffn) {
-    out = part == "ffn_down.weight" ? pick_columns(ctx, t, kept, down_importance(importance, plan.layers[k]))
-                                    : pick_rows(ctx, t, kept);
-  } else if (s.arch == "qwen2" && rotary) {
-    const int64_t rows = ggml_n_dims(t) == 1 ? t->ne[0] : t->ne[1];
-    out = pick_rows(ctx, t, rotary_to_llama(rows, s.head_dim));
-  } else {
-    out = ggml_dup_tensor(ctx, t);
-    std::memcpy(out->data, t->data, ggml_nbytes(t));
+  if (s.arch == "qwen2" && rotary)
+    cut.rows = rotary_to_llama(ggml_n_dims(t) == 1 ? t->ne[0] : t->ne[1], s.head_dim);
+  return cut;
+}
+
+// How a tensor outside the blocks is cut: only a narrower width changes them.
+Cut global_cut(const Plan& plan, const std::string& name, const ggml_tensor* t, const ImportanceMap& importance) {
+  Cut cut;
+  if (plan.residual.empty()) return cut;
+  if (name == "token_embd.weight" || name == "output.weight") {
+    cut.columns = plan.residual;
+  } else if (name == "output_norm.weight") {
+    cut.rows = plan.residual;
+    cut.scale = norm_compensation(t, plan.residual, importance);
   }
+  return cut;
+}
+
+// The shaped tensor of a source tensor, or null if the shape drops it (a dropped layer, the
+// attention of a layer without it).
+ggml_tensor* shaped_tensor(ggml_context* ctx, const Source& s, const Plan& plan, const std::string& name,
+                           const ggml_tensor* t, const ImportanceMap& importance) {
+  int layer = -1, used = 0;
+  if (std::sscanf(name.c_str(), "blk.%d.%n", &layer, &used) != 1 || used == 0) {
+    ggml_tensor* out = apply_cut(ctx, t, global_cut(plan, name, t, importance), importance);
+    ggml_set_name(out, name.c_str());
+    return out;
+  }
+  auto kept = std::find(plan.layers.begin(), plan.layers.end(), layer);
+  if (kept == plan.layers.end()) return nullptr;
+  const size_t k = size_t(kept - plan.layers.begin());
+  const std::string part = name.substr(size_t(used));
+  if (!plan.attention[k] && is_attention(part)) return nullptr;
+  ggml_tensor* out = apply_cut(ctx, t, layer_cut(s, plan, k, part, t, importance), importance);
   ggml_set_name(out, ("blk." + std::to_string(k) + "." + part).c_str());
   return out;
 }
@@ -373,8 +536,10 @@ ShapeSpec parse_shape(const std::string& text) {
       spec.ffn = parse_list(value, "ffn");
     else if (key == "skip-attention")
       spec.skip_attention = parse_list(value, "skip-attention");
+    else if (key == "width")
+      spec.width = one_number(value, "width");
     else
-      throw Error("shape: unknown part '" + part + "' (known: layers=, ffn=, skip-attention=)");
+      throw Error("shape: '" + part + "' is not a part of a shape (known: layers=, ffn=, skip-attention=, width=N)");
   }
   return spec;
 }
@@ -385,8 +550,12 @@ std::string ShapeResult::describe() const {
   const auto [narrowest, widest] = std::minmax_element(ffn.begin(), ffn.end());
   std::string widths = *narrowest == *widest ? std::to_string(*widest)
                                              : std::to_string(*narrowest) + "-" + std::to_string(*widest);
-  return std::to_string(layers.size()) + " of " + std::to_string(source_layers) + " layers, FFN " + widths +
-         "/" + std::to_string(source_ffn) + ", attention skipped in " + std::to_string(skipped) + " layer(s)";
+  std::string text = std::to_string(layers.size()) + " of " + std::to_string(source_layers) + " layers, FFN " +
+                     widths + "/" + std::to_string(source_ffn) + ", attention skipped in " +
+                     std::to_string(skipped) + " layer(s)";
+  if (embedding < source_embedding)
+    text += ", width " + std::to_string(embedding) + "/" + std::to_string(source_embedding);
+  return text;
 }
 
 Json ShapeResult::to_json() const {
@@ -394,6 +563,7 @@ Json ShapeResult::to_json() const {
   return {{"source_architecture", source_architecture},
           {"source_layers", source_layers},
           {"source_ffn", source_ffn},
+          {"source_embedding", source_embedding},
           {"layers", layers},
           {"ffn", ffn},
           {"attention", attention_flags},
@@ -411,9 +581,11 @@ ShapeResult shape_model(const ShapeOptions& options) {
   read_shape(source);
   Plan plan = make_plan(source, options.shape);
   ImportanceMap importance;
-  if (std::any_of(plan.ffn.begin(), plan.ffn.end(), [&](int w) { return w < source.ffn; })) {
+  const bool narrower_width = plan.width < source.embedding;
+  if (narrower_width || std::any_of(plan.ffn.begin(), plan.ffn.end(), [&](int w) { return w < source.ffn; })) {
     if (options.calibration_path.empty())
-      throw Error("a narrower FFN keeps the channels that carry most on a calibration text: give one");
+      throw Error("a narrower FFN or model width keeps the channels that carry most on a calibration text: "
+                  "give one");
     ModelParams params;
     params.path = options.model_path;
     params.threads = options.threads;
@@ -429,6 +601,7 @@ ShapeResult shape_model(const ShapeOptions& options) {
                                 ? strongest_channels(down, down_importance(importance, layer), plan.ffn[k])
                                 : std::vector<int64_t>{});
   }
+  if (narrower_width) plan.residual = strongest_residual_channels(source, plan, importance);
   ShapeResult result;
   result.source_architecture = source.arch;
   result.source_layers = source.layers;
@@ -436,31 +609,22 @@ ShapeResult shape_model(const ShapeOptions& options) {
   result.layers = plan.layers;
   result.ffn = plan.ffn;
   result.attention = plan.attention;
-  result.embedding = source.embedding;
+  result.source_embedding = source.embedding;
+  result.embedding = plan.width;
   result.heads = source.heads;
   result.head_dim = source.head_dim;
 
-  ggml_init_params params{
-      ggml_get_mem_size(source.data) + size_t(gguf_get_n_tensors(source.gguf)) * ggml_tensor_overhead(),
-      nullptr, false};
+  // A matrix cut to a narrower width may be quantized to a type with more bits per weight.
+  const size_t room = ggml_get_mem_size(source.data) * (narrower_width ? 2 : 1);
+  ggml_init_params params{room + size_t(gguf_get_n_tensors(source.gguf)) * ggml_tensor_overhead(), nullptr, false};
   ggml_context* ctx = ggml_init(params);
   gguf_context* out = shaped_metadata(source, plan, result.describe());
   const std::string partial = options.output_path + ".partial";
   try {
     for (int64_t id = 0; id < gguf_get_n_tensors(source.gguf); ++id) {
       const std::string name = gguf_get_tensor_name(source.gguf, id);
-      const ggml_tensor* t = source_tensor(source, name);
-      int layer = -1, used = 0;
-      ggml_tensor* shaped = nullptr;
-      if (std::sscanf(name.c_str(), "blk.%d.%n", &layer, &used) == 1 && used > 0) {
-        auto kept = std::find(plan.layers.begin(), plan.layers.end(), layer);
-        if (kept == plan.layers.end()) continue;
-        shaped = shaped_tensor(ctx, source, plan, size_t(kept - plan.layers.begin()),
-                               name.substr(size_t(used)), t, importance);
-        if (!shaped) continue;
-      } else {
-        shaped = const_cast<ggml_tensor*>(t);  // outside the blocks: written as it is
-      }
+      ggml_tensor* shaped = shaped_tensor(ctx, source, plan, name, source_tensor(source, name), importance);
+      if (!shaped) continue;
       gguf_add_tensor(out, shaped);
       if (name == "token_embd.weight") result.embedding_parameters = uint64_t(ggml_nelements(shaped));
       result.parameters += uint64_t(ggml_nelements(shaped));

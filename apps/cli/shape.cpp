@@ -1,5 +1,5 @@
 // `shape`: a pretrained model pruned into a faster shape (fewer layers, narrower FFNs, layers
-// without attention), written as a GGUF file that stock llama.cpp runs.
+// without attention, a narrower model), written as a GGUF file that stock llama.cpp runs.
 #include "schemaweaver/shape.h"
 
 #include <cstdio>
@@ -12,7 +12,7 @@ void add_shape_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("shape", "prune a model into a faster shape (no retraining)");
   struct Options {
     sw::ShapeOptions shape;
-    std::string layers, ffn, skip_attention, json;
+    std::string layers, ffn, skip_attention, width, json;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("-m,--model", o->shape.model_path, "source GGUF model (llama or qwen2 architecture)")
@@ -23,8 +23,9 @@ void add_shape_command(CLI::App& app) {
                   "FFN width: one for every kept layer, or one per kept layer (default: the source's)");
   cmd->add_option("--skip-attention", o->skip_attention,
                   "source layers whose attention is skipped, e.g. 5,9");
+  cmd->add_option("--width", o->width, "model width, a multiple of 32 (default: the source's)");
   cmd->add_option("--calibration", o->shape.calibration_path,
-                  "plain text on which the FFN channels are ranked (needed for a narrower FFN)");
+                  "plain text on which channels are ranked (needed for a narrower FFN or width)");
   cmd->add_option("--tokens", o->shape.calibration_tokens, "calibration tokens to read")
       ->capture_default_str();
   cmd->add_option("-t,--threads", o->shape.threads, "threads (0: all cores)")->capture_default_str();
@@ -34,6 +35,7 @@ void add_shape_command(CLI::App& app) {
     if (!o->layers.empty()) spec += " layers=" + o->layers;
     if (!o->ffn.empty()) spec += " ffn=" + o->ffn;
     if (!o->skip_attention.empty()) spec += " skip-attention=" + o->skip_attention;
+    if (!o->width.empty()) spec += " width=" + o->width;
     o->shape.shape = sw::parse_shape(spec);
     sw::ShapeResult r = sw::shape_model(o->shape);
     std::printf("%s: %.1f M parameters, %.1f MiB of tensors\n", r.describe().c_str(),

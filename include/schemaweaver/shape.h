@@ -12,6 +12,12 @@
 // their types (an FFN down projection, cut across its rows, is quantized again to its own type
 // with the statistic as the quantizer's importance matrix). Sources: the llama and qwen2
 // architectures (qwen2's rotary layout is permuted into llama's).
+//
+// A narrower model width keeps the residual channels that the norms' outputs carry most on the
+// calibration text (in every matrix that reads them), cuts every matrix and norm to them, and
+// scales each RMS norm by the measured ratio of the kept channels' RMS to all channels', so the
+// normalised activations keep their scale. Without retraining this costs far more quality than
+// the other edits; it is there so that the search can weigh it.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +33,10 @@ struct ShapeSpec {
   std::vector<int> ffn;             // FFN width per kept layer; one value: every kept layer;
                                     // empty: the source's
   std::vector<int> skip_attention;  // source layers (kept ones) whose attention is skipped
+  int width = 0;                    // model width (embedding length); 0: the source's
 };
 
-// "layers=0-9,12 ffn=4096 skip-attention=5,7" (every part optional). Throws Error.
+// "layers=0-9,12 ffn=4096 skip-attention=5,7 width=512" (every part optional). Throws Error.
 ShapeSpec parse_shape(const std::string& text);
 
 struct ShapeOptions {
@@ -45,6 +52,7 @@ struct ShapeResult {
   std::string source_architecture;
   int source_layers = 0;
   int source_ffn = 0;
+  int source_embedding = 0;
   std::vector<int> layers;            // source index of each kept layer
   std::vector<int> ffn;               // FFN width per kept layer
   std::vector<bool> attention;        // per kept layer
@@ -60,7 +68,8 @@ struct ShapeResult {
 // Throws sw::Error on an unreadable model, an architecture that cannot be shaped this way, or
 // an impossible shape (a layer out of range, no layer kept, attention skipped in the first kept
 // layer, an FFN width that is not a whole number of the down projection's blocks or exceeds the
-// source's); no output file is left behind then.
+// source's, a model width that is not a multiple of 32 or exceeds the source's); no output file
+// is left behind then.
 ShapeResult shape_model(const ShapeOptions& options);
 
 }  // namespace sw

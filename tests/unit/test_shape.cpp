@@ -13,12 +13,14 @@ TEST(ShapeSpec, ParsesListsAndRanges) {
   EXPECT_EQ(spec.layers, (std::vector<int>{0, 1, 2, 3, 6, 9, 10}));
   EXPECT_EQ(spec.ffn, (std::vector<int>{4096}));
   EXPECT_EQ(spec.skip_attention, (std::vector<int>{2, 6}));
+  EXPECT_EQ(sw::parse_shape("width=512").width, 512);
+  EXPECT_EQ(sw::parse_shape("").width, 0);
   EXPECT_TRUE(sw::parse_shape("").layers.empty());
 }
 
 TEST(ShapeSpec, RefusesWhatItCannotRead) {
   for (const char* bad :
-       {"layers=", "layers=3-1", "layers=a", "layers=1,,2", "ffn=12x", "depth=3", "layers"}) {
+       {"layers=", "layers=3-1", "layers=a", "layers=1,,2", "ffn=12x", "depth=3", "layers", "width=512,576", "width=x"}) {
     EXPECT_THROW(sw::parse_shape(bad), sw::Error) << bad;
   }
 }
