@@ -113,7 +113,10 @@ def source_info(model):
     if not probe.exists():
         probe.parent.mkdir(parents=True, exist_ok=True)
         out = CACHE / "shaped" / f"{model.stem}-unchanged.gguf"
-        run([CLI, "shape", "-m", model, "-o", out, "--json", probe], stdout=subprocess.DEVNULL)
+        result = subprocess.run([str(c) for c in [CLI, "shape", "-m", model, "-o", out, "--json", probe]],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"shaping.py: {model.name} cannot be shaped: {result.stderr.strip()}")
         out.unlink()
     return json.loads(probe.read_text())
 
@@ -159,6 +162,21 @@ def speed_of(path):
     costs = json.loads(run([CLI, "costs", "-m", path, "--prefill", PROMPT_TOKENS, "--decode", DECODE_TOKENS,
                             "--rounds", 3, "--json"], capture_output=True, text=True).stdout)
     return {"prefill_ms": costs["prefill_ms"], "decode_ms": costs["decode_ms_per_token"]}
+
+
+def check_target(study, target_ms):
+    """Refuses a latency target below what the smallest shape (one layer, the narrowest FFN and
+    width searched) measures, before the long measurements start."""
+    smallest = Shape((0,), (), min(study.widths), min(study.model_widths))
+    path = CACHE / "shaped" / f"{study.model.stem}-smallest.gguf"
+    run([CLI, "shape", "-m", study.model, "-o", path, "--calibration", coldstart.CALIBRATION, "--tokens", 256] +
+        smallest.args(), stdout=subprocess.DEVNULL)
+    speed = speed_of(path)
+    path.unlink()
+    floor = call_ms(speed["prefill_ms"], speed["decode_ms"])
+    if target_ms < floor:
+        sys.exit(f"shaping.py: no shape can reach a call latency of {target_ms:g} ms: the smallest shape searched "
+                 f"(1 layer, FFN {smallest.ffn}, width {smallest.width}) takes {floor:.0f} ms on this machine")
 
 
 def measure_again(study, records, rng):
@@ -391,6 +409,8 @@ def main():
     parser.add_argument("--out", default=None)
     parser.add_argument("--quick", action="store_true", help="few samples and generations (a check of the pipeline)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-latency-ms", type=float, default=None,
+                        help="a call-latency target: the report names the most accurate measured shape within it")
     cfg = parser.parse_args()
     cfg.bfcl_sample = 10 if cfg.quick else 100
     model = CACHE / "models" / f"{cfg.model}.gguf"
@@ -418,6 +438,8 @@ def main():
 
     log(f"{model.stem}: {layers} layers, FFN {ffn}, width {embedding}; FFN widths {study.widths}, "
         f"model widths {study.model_widths}")
+    if cfg.max_latency_ms is not None:
+        check_target(study, cfg.max_latency_ms)
     edits = measure_edits(study)
     sampled = [measure(study, random_shape(study, rng), "sample") for _ in range(samples)]
     measure_again(study, sampled + [source], rng)
@@ -431,7 +453,7 @@ def main():
     # Most of the confirmations where the edits' summed cost stays within 10 % perplexity (the
     # region the result is asked for; edits do not add up exactly), a few beyond it.
     mild = [shape for shape in front if quality_proxy(shape, study, edits) <= math.log(1.1)]
-    chosen = spread(mild, 7) + spread([shape for shape in front if shape not in mild], 3)
+    chosen = spread(mild, 10) + spread([shape for shape in front if shape not in mild], 4)
     confirmed = [measure(study, s, "search") for s in chosen]
     baseline = [measure(study, Shape(tuple(range(layers - n))), "baseline")
                 for n in range(1, layers // 2 + 1, max(1, layers // 12))]
@@ -443,18 +465,20 @@ def main():
         kept = measure(study, shape, fastest["role"], keep=True)
         results = {model.stem: bfcl(study, model, model.stem, cfg.bfcl_sample),
                    f"shape {shape.key()}": bfcl(study, kept["file"], shape.key(), cfg.bfcl_sample)}
-    report(study, source, check, measured, baseline, results)
+    report(study, source, check, measured, baseline, results, cfg.max_latency_ms)
 
 
 # ---------------------------------------------------------------- report
 
 
-def report(study, source, check, measured, baseline, fastest_bfcl):
+def report(study, source, check, measured, baseline, fastest_bfcl, target_ms):
     latency = lambda r: call_ms(r["prefill_ms"], r["decode_ms"])
     reference = measured[0]["reference_perplexity"]
     source = dict(source, perplexity=reference, kl=0.0)
     front = pareto(measured + [source], latency, lambda r: r["perplexity"])
     fastest = fastest_within(measured, reference)
+    in_target = [r for r in measured if target_ms is not None and latency(r) <= target_ms]
+    best_in_target = min(in_target, key=lambda r: r["perplexity"]) if in_target else None
 
     def row(r):
         return [r["role"], f"{len(r['layers'])}", r["ffn"], r["embedding"], len(r["skip"]),
@@ -496,11 +520,14 @@ def report(study, source, check, measured, baseline, fastest_bfcl):
             ("\nBFCL with SchemaWeaver (schemaweaver mode):\n\n" + table(
                 ["model", "correct", "tool-call latency geomean (ms)", "passes/call"],
                 [[name, f"{s['correct']}/{s['cases']}", fmt(s["latency_geomean_ms"]), fmt(s["passes_per_call"])]
-                 for name, s in fastest_bfcl.items()]) if fastest_bfcl else ""))
+                 for name, s in fastest_bfcl.items()]) if fastest_bfcl else "") +
+            ("" if target_ms is None else
+             f"\nMost accurate measured shape within the {target_ms:g} ms target:\n\n" + table(header, [row(best_in_target)])
+             if best_in_target else f"\nNo measured shape is within the {target_ms:g} ms target.\n"))
     (study.out / f"shaping-{study.model.stem}.md").write_text(text)
     (study.out / f"shaping-{study.model.stem}.json").write_text(json.dumps(
         {"latency_model": check, "front": front, "baseline": baseline, "fastest_within_10_percent": fastest,
-         "bfcl": fastest_bfcl},
+         "bfcl": fastest_bfcl, "latency_target_ms": target_ms, "best_within_target": best_in_target},
         indent=2) + "\n")
     log(f"report: {study.out / f'shaping-{study.model.stem}.md'}")
 
