@@ -121,6 +121,12 @@ def source_info(model):
     return json.loads(probe.read_text())
 
 
+def write_shape(study, shape, path, info_path):
+    """`schemaweaver shape` of the source into `path` (its description into `info_path`)."""
+    run([CLI, "shape", "-m", study.model, "-o", path, "--json", info_path, "--calibration", coldstart.CALIBRATION,
+         "--tokens", 256] + shape.args(), stdout=subprocess.DEVNULL)
+
+
 def measure(study, shape, role, speed=True, keep=False):
     """The shape's record (measured now unless a record with its key and the wanted parts
     exists): parameters, perplexity and KL against the source, and with `speed` the prefill
@@ -132,8 +138,7 @@ def measure(study, shape, role, speed=True, keep=False):
     path = CACHE / "shaped" / f"{study.model.stem}-{key}.gguf"
     info_path = path.with_suffix(".json")
     if not path.exists() or not info_path.exists():
-        run([CLI, "shape", "-m", study.model, "-o", path, "--json", info_path, "--calibration", coldstart.CALIBRATION,
-             "--tokens", 256] + shape.args(), stdout=subprocess.DEVNULL)
+        write_shape(study, shape, path, info_path)
     info = json.loads(info_path.read_text())
     record = dict(old or {}, key=key, role=old["role"] if old else role, layers=list(shape.layers), skip=list(shape.skip),
                   ffn=shape.ffn or study.ffn, parameters=info["parameters"],
@@ -169,10 +174,10 @@ def check_target(study, target_ms):
     width searched) measures, before the long measurements start."""
     smallest = Shape((0,), (), min(study.widths), min(study.model_widths))
     path = CACHE / "shaped" / f"{study.model.stem}-smallest.gguf"
-    run([CLI, "shape", "-m", study.model, "-o", path, "--calibration", coldstart.CALIBRATION, "--tokens", 256] +
-        smallest.args(), stdout=subprocess.DEVNULL)
+    write_shape(study, smallest, path, path.with_suffix(".json"))
     speed = speed_of(path)
     path.unlink()
+    path.with_suffix(".json").unlink()
     floor = call_ms(speed["prefill_ms"], speed["decode_ms"])
     if target_ms < floor:
         sys.exit(f"shaping.py: no shape can reach a call latency of {target_ms:g} ms: the smallest shape searched "

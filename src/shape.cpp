@@ -177,10 +177,10 @@ Plan make_plan(const Source& s, const ShapeSpec& spec) {
 
 // ---------------------------------------------------------------- tensors
 
-// The statistic of a layer's FFN activation (its down projection's input), or null.
-const ChannelImportance* down_importance(const ImportanceMap& importance, int layer) {
-  auto found = importance.find("blk." + std::to_string(layer) + ".ffn_down.weight");
-  return found == importance.end() ? nullptr : &found->second;
+// The statistic of the named matrix's input, or null if it was not measured at this width.
+const ChannelImportance* statistic(const ImportanceMap& importance, const std::string& name, int64_t size) {
+  auto found = importance.find(name);
+  return found != importance.end() && int64_t(found->second.mean_square.size()) == size ? &found->second : nullptr;
 }
 
 std::vector<float> row_floats(const ggml_tensor* t, int64_t row) {
@@ -202,7 +202,7 @@ std::vector<int64_t> strongest_channels(const ggml_tensor* down, const ChannelIm
     std::vector<float> row = row_floats(down, r);
     for (size_t j = 0; j < row.size(); ++j) score[j] += double(row[j]) * double(row[j]);
   }
-  if (importance && importance->mean_square.size() == score.size())
+  if (importance)
     for (size_t j = 0; j < score.size(); ++j) score[j] *= double(importance->mean_square[j]);
   std::vector<int64_t> order(score.size());
   std::iota(order.begin(), order.end(), 0);
@@ -226,11 +226,6 @@ std::string reader_of(const std::string& norm, const ImportanceMap& importance) 
   if (ends("attn_norm.weight")) return replaced("attn_norm.weight", "attn_q.weight");
   if (ends("ffn_norm.weight")) return replaced("ffn_norm.weight", "ffn_up.weight");
   return importance.count("output.weight") ? "output.weight" : "token_embd.weight";
-}
-
-const ChannelImportance* statistic(const ImportanceMap& importance, const std::string& name, int64_t size) {
-  auto found = importance.find(name);
-  return found != importance.end() && int64_t(found->second.mean_square.size()) == size ? &found->second : nullptr;
 }
 
 // The model-width channels a narrower model keeps: those most present in what the kept layers
@@ -327,7 +322,7 @@ ggml_tensor* cut_matrix(ggml_context* ctx, const ggml_tensor* t, const Cut& cut,
   const ggml_type type = type_for_width(t->type, width);
   ggml_tensor* out = ggml_new_tensor_2d(ctx, type, width, height);
   std::vector<float> weights;
-  if (importance && int64_t(importance->mean_square.size()) == t->ne[0])
+  if (importance)
     for (int64_t c : cut.columns) weights.push_back(importance->mean_square[size_t(c)]);
   std::vector<float> kept(static_cast<size_t>(width));
   ggml_quantize_init(type);
@@ -347,8 +342,7 @@ ggml_tensor* apply_cut(ggml_context* ctx, const ggml_tensor* t, const Cut& cut, 
     return out;
   }
   if (ggml_n_dims(t) == 1) return cut_vector(ctx, t, cut);
-  auto found = importance.find(t->name);
-  return cut_matrix(ctx, t, cut, found == importance.end() ? nullptr : &found->second);
+  return cut_matrix(ctx, t, cut, statistic(importance, t->name, t->ne[0]));
 }
 
 // qwen2 rotates dimension pairs (i, i + d/2) of each head, llama's layout (2i, 2i + 1): the
@@ -507,7 +501,9 @@ ggml_tensor* shaped_tensor(ggml_context* ctx, const Source& s, const Plan& plan,
                            const ggml_tensor* t, const ImportanceMap& importance) {
   int layer = -1, used = 0;
   if (std::sscanf(name.c_str(), "blk.%d.%n", &layer, &used) != 1 || used == 0) {
-    ggml_tensor* out = apply_cut(ctx, t, global_cut(plan, name, t, importance), importance);
+    const Cut cut = global_cut(plan, name, t, importance);
+    if (cut.none()) return const_cast<ggml_tensor*>(t);  // written as it is
+    ggml_tensor* out = apply_cut(ctx, t, cut, importance);
     ggml_set_name(out, name.c_str());
     return out;
   }
@@ -598,7 +594,7 @@ ShapeResult shape_model(const ShapeOptions& options) {
     const int layer = plan.layers[k];
     const ggml_tensor* down = source_tensor(source, "blk." + std::to_string(layer) + ".ffn_down.weight");
     plan.channels.push_back(plan.ffn[k] < source.ffn
-                                ? strongest_channels(down, down_importance(importance, layer), plan.ffn[k])
+                                ? strongest_channels(down, statistic(importance, down->name, down->ne[0]), plan.ffn[k])
                                 : std::vector<int64_t>{});
   }
   if (narrower_width) plan.residual = strongest_residual_channels(source, plan, importance);
