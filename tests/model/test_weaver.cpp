@@ -144,14 +144,14 @@ TEST(Weaver, ParallelValuesTakeFewerPassesThanConstrainedDecoding) {
 // the same answer in fewer passes.
 TEST(Weaver, DraftsChangeThePassesNotTheAnswer) {
   int fewer = 0;
-  for (const char* id : {"simple_python_97", "multiple_50", "parallel_8", "live_simple_53-24-0"}) {
+  for (const char* id : {"simple_python_97", "multiple_50", "parallel_8", "simple_python_27"}) {
     sw::bfcl::Case c = bfcl_case(id);
     auto tools = sw::parse_tools(c.functions);
-    sw::Session session(model());
     sw::CallOptions options = weaving(128);
-    sw::CallResult plain = session.call(c.messages, tools, options);
+    // Fresh sessions: a prompt reused from the cache has other rounding than one computed whole.
+    sw::CallResult plain = sw::Session(model()).call(c.messages, tools, options);
     options.weaver.drafts = true;
-    sw::CallResult drafted = session.call(c.messages, tools, options);
+    sw::CallResult drafted = sw::Session(model()).call(c.messages, tools, options);
     EXPECT_EQ(drafted.text, plain.text) << id;
     EXPECT_EQ(plain.stats.draft_tokens, 0) << id;
     EXPECT_LE(drafted.stats.accepted_draft_tokens, drafted.stats.draft_tokens) << id;
