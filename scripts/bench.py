@@ -202,13 +202,39 @@ def summarise(lines):
     return out
 
 
-def report(cfg, models, out, command):
+def note_measured(out, stage, model):
+    """Records the machine and date a stage measured a model on: a results folder filled over
+    several sessions can hold measurements from different machines."""
+    path = out / "measured-on.json"
+    notes = json.loads(path.read_text()) if path.exists() else {}
     info = machine()
+    notes[f"{stage} {model.stem}"] = {"machine": f"{info['cpu']}, {info['cores']} cores, {info['memory_gib']} GiB, "
+                                                 f"Linux {info['kernel']}", "date": f"{datetime.date.today()}"}
+    path.write_text(json.dumps(notes, indent=1, sort_keys=True) + "\n")
+
+
+def measured_on(out):
+    """The machines and dates of the folder's measurements, each with the stages and models it
+    measured (the machine of this report's run if nothing was noted)."""
+    path = out / "measured-on.json"
+    notes = json.loads(path.read_text()) if path.exists() else {}
+    if not notes:
+        info = machine()
+        return (f"Machine: {info['cpu']}, {info['cores']} cores, {info['memory_gib']} GiB, Linux {info['kernel']}; "
+                f"no GPU.  \nDate: {datetime.date.today()}.")
+    by_machine = {}
+    for key, note in sorted(notes.items()):
+        stage, model = key.split(" ", 1)
+        by_machine.setdefault((note["machine"], note["date"]), {}).setdefault(stage, []).append(model)
+    lines = [f"{machine_name}, {date}: " + "; ".join(f"{stage} ({', '.join(models)})" for stage, models in stages.items())
+             for (machine_name, date), stages in sorted(by_machine.items(), key=lambda item: item[0][1])]
+    return "Measured on (no GPU):  \n" + "  \n".join(lines) + "  \n"
+
+
+def report(cfg, models, out, command):
     sections = []
-    data = {"machine": info, "date": f"{datetime.date.today()}", "command": command, "models": {}}
-    sections.append(f"Command: `{command}`  \nMachine: {info['cpu']}, {info['cores']} cores, "
-                    f"{info['memory_gib']} GiB, Linux {info['kernel']}; no GPU.  \n"
-                    f"Date: {datetime.date.today()}. Greedy decoding. Sample: {cfg.sample} BFCL v4 cases "
+    data = {"measured_on": measured_on(out), "command": command, "models": {}}
+    sections.append(f"Command: `{command}`  \n{measured_on(out)}\nGreedy decoding. Sample: {cfg.sample} BFCL v4 cases "
                     f"from {CATEGORIES.replace(',', ', ')}, even over required-argument counts 1, 2, 3, 4+ "
                     f"(seed 1); modes interleaved case by case in one process after a warm-up case; "
                     f"{cfg.repeat} repetition(s) per case and mode, geometric mean over the repetitions, "
@@ -455,6 +481,9 @@ def main():
                 stage_bandwidth(cfg, m, out)
             elif stage == "coldstart":
                 coldstart.stage(cfg, m, out, EXAMPLE)
+            else:
+                continue
+            note_measured(out, stage, m)
         log(f"{m.stem} done, {(time.time() - started) / 60:.1f} min elapsed")
     if "report" in stages:
         command = "python3 scripts/bench.py " + " ".join(measuring_arguments(sys.argv[1:]))
