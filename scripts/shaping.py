@@ -494,6 +494,10 @@ def main():
     fitted = {r["key"] for r in train}
     outside = list({r["key"]: r for r in held_out + confirmed + baseline if r["key"] not in fitted}.values())
     check["outside_fit"] = check_latency_model(study, latency_model, outside)
+    # The front's model files are the study's output: written again where measuring removed them.
+    for r in measured_front(measured, source):
+        if r["key"] != "source":
+            measure(study, study.shape_of(r), r["role"], keep=True)
     fastest = fastest_within(measured, measured[0]["reference_perplexity"])
     results = {}
     if fastest:
@@ -507,24 +511,29 @@ def main():
 # ---------------------------------------------------------------- report
 
 
+def measured_front(measured, source):
+    """The measured shapes and the source that no other beats on both call latency and perplexity."""
+    source = dict(source, perplexity=measured[0]["reference_perplexity"], kl=0.0)
+    return pareto(measured + [source], lambda r: call_ms(r["prefill_ms"], r["decode_ms"]), lambda r: r["perplexity"])
+
+
 def report(study, source, check, measured, baseline, fastest_bfcl, target_ms):
     latency = lambda r: call_ms(r["prefill_ms"], r["decode_ms"])
     held, outside = check["held_out"], check["outside_fit"]
     reference = measured[0]["reference_perplexity"]
-    source = dict(source, perplexity=reference, kl=0.0)
-    front = pareto(measured + [source], latency, lambda r: r["perplexity"])
+    front = measured_front(measured, source)
     fastest = fastest_within(measured, reference)
     in_target = [r for r in measured if target_ms is not None and latency(r) <= target_ms]
     best_in_target = min(in_target, key=lambda r: r["perplexity"]) if in_target else None
 
     def row(r):
-        return [r["role"], f"{len(r['layers'])}", r["ffn"], r["embedding"], len(r["skip"]),
+        return [r["key"], r["role"], f"{len(r['layers'])}", r["ffn"], r["embedding"], len(r["skip"]),
                 f"{r.get('parameters', 0) / 1e6:.1f}",
                 fmt(r["prefill_ms"], 0), fmt(r["decode_ms"], 2), fmt(latency(r), 0),
                 f"{r['perplexity']:.3f} ({100 * (r['perplexity'] / reference - 1):+.1f} %)",
                 f"{r.get('kl', 0):.4f}"]
 
-    header = ["role", "layers", "FFN", "width", "no attention", "M params", "prefill 1024 (ms)", "decode (ms/token)",
+    header = ["shape", "role", "layers", "FFN", "width", "no attention", "M params", "prefill 1024 (ms)", "decode (ms/token)",
               "call (ms)", "perplexity (vs source)", "KL"]
     # Does the front beat the baseline at equal latency? Compare with the front's best perplexity
     # at that latency or less.
@@ -554,7 +563,9 @@ def report(study, source, check, measured, baseline, fastest_bfcl, target_ms):
             f"{100 * held['max_relative_error']:.1f} %; all shapes outside the fit mean "
             f"{100 * outside['mean_relative_error']:.1f} %, max {100 * outside['max_relative_error']:.1f} %.\n\n## Measured Pareto front\n\n" +
             table(header, [row(r) for r in front]) +
-            f"\n![](shaping-{study.model.stem}.svg)\n\n## Baseline: the last layers dropped\n\n" +
+            f"\nThe front's model files (and the fastest shape's within 10 % perplexity) are kept as "
+            f"`$SCHEMAWEAVER_CACHE/shaped/{study.model.stem}-<shape>.gguf`, each with its shape (layers kept, FFN "
+            f"widths, layers without attention, width) in the `.json` beside it.\n\n![](shaping-{study.model.stem}.svg)\n\n## Baseline: the last layers dropped\n\n" +
             table(header + ["beaten by the front"], [row(r) + ["yes" if b else "no"] for r, b in zip(baseline, beaten)]) +
             (f"\nFastest shape within 10 % perplexity of the source:\n\n" + table(header, [row(fastest)]) if fastest else
              "\nNo measured shape is within 10 % perplexity of the source.\n") +
