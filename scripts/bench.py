@@ -202,14 +202,17 @@ def summarise(lines):
     return out
 
 
+def this_machine():
+    info = machine()
+    return f"{info['cpu']}, {info['cores']} cores, {info['memory_gib']} GiB, Linux {info['kernel']}"
+
+
 def note_measured(out, stage, model):
     """Records the machine and date a stage measured a model on: a results folder filled over
     several sessions can hold measurements from different machines."""
     path = out / "measured-on.json"
     notes = json.loads(path.read_text()) if path.exists() else {}
-    info = machine()
-    notes[f"{stage} {model.stem}"] = {"machine": f"{info['cpu']}, {info['cores']} cores, {info['memory_gib']} GiB, "
-                                                 f"Linux {info['kernel']}", "date": f"{datetime.date.today()}"}
+    notes[f"{stage} {model.stem}"] = {"machine": this_machine(), "date": f"{datetime.date.today()}"}
     path.write_text(json.dumps(notes, indent=1, sort_keys=True) + "\n")
 
 
@@ -219,9 +222,7 @@ def measured_on(out):
     path = out / "measured-on.json"
     notes = json.loads(path.read_text()) if path.exists() else {}
     if not notes:
-        info = machine()
-        return (f"Machine: {info['cpu']}, {info['cores']} cores, {info['memory_gib']} GiB, Linux {info['kernel']}; "
-                f"no GPU.  \nDate: {datetime.date.today()}.")
+        return f"Machine: {this_machine()}; no GPU.  \nDate: {datetime.date.today()}."
     by_machine = {}
     for key, note in sorted(notes.items()):
         stage, model = key.split(" ", 1)
@@ -233,8 +234,9 @@ def measured_on(out):
 
 def report(cfg, models, out, command):
     sections = []
-    data = {"measured_on": measured_on(out), "command": command, "models": {}}
-    sections.append(f"Command: `{command}`  \n{measured_on(out)}\nGreedy decoding. Sample: {cfg.sample} BFCL v4 cases "
+    machines = measured_on(out)
+    data = {"measured_on": machines, "command": command, "models": {}}
+    sections.append(f"Command: `{command}`  \n{machines}\nGreedy decoding. Sample: {cfg.sample} BFCL v4 cases "
                     f"from {CATEGORIES.replace(',', ', ')}, even over required-argument counts 1, 2, 3, 4+ "
                     f"(seed 1); modes interleaved case by case in one process after a warm-up case; "
                     f"{cfg.repeat} repetition(s) per case and mode, geometric mean over the repetitions, "
