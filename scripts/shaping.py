@@ -11,7 +11,7 @@ Steps (every measurement is appended to DIR/shaping-<model>.jsonl; a re-run skip
   latency   random shapes measured: prefill of a 1024-token prompt and decode per token
             (`schemaweaver costs --prefill`), and their quality; a linear latency model in the
             shape's costs (layers, layers with attention and their width, FFN channels times the
-            width, the width; coefficients >= 0) is fitted on three quarters of them and checked
+            width, the width, a width that changes the quantization types; coefficients >= 0) is fitted on three quarters of them and checked
             on the rest and on every shape measured later (Kendall tau, relative error), beside
             parameter count and FLOPs; every latency is the faster of two measurements
   search    an evolutionary search over shapes, each scored by the latency model and by the sum
@@ -88,6 +88,7 @@ class Study:
     model_widths: list       # model widths searched
     tokens: int
     records: dict = field(default_factory=dict)   # shape key -> record
+    retyped_widths: frozenset = frozenset()       # model widths whose matrices change quantization type
 
     @property
     def path(self):
@@ -220,12 +221,25 @@ def call_ms(prefill_ms, decode_ms):
 
 def features(study, shape):
     """The shape's cost terms, each relative to the source's: a fixed part, per layer, per layer
-    with attention (and its projections, times the width), FFN channels times the width, and the
-    width alone (the output matrix)."""
+    with attention (and its projections, times the width), FFN channels times the width, the
+    width alone (the output matrix), and the FFN's channels again where the width changes the
+    matrices' quantization type (their kernels run at another speed: on Qwen2.5-Coder-1.5B a
+    width of 1504 instead of 1536 takes Q4_K to Q5_0 and makes the prefill slower, not faster;
+    the FFN holds most of those matrices)."""
     layers, attention = len(shape.layers), len(shape.layers) - len(shape.skip)
     ffn, width = (shape.ffn or study.ffn) / study.ffn, (shape.width or study.embedding) / study.embedding
+    retyped = float((shape.width or study.embedding) in study.retyped_widths)
     return [1.0, layers / study.layers, attention / study.layers, attention * width / study.layers,
-            layers * ffn * width / study.layers, width]
+            layers * ffn * width / study.layers, width, retyped * layers * ffn * width / study.layers]
+
+
+def retyped_widths(study, source):
+    """The model widths whose matrices the shape writes in other quantization types, known from
+    the width edits' measured bits per weight (the types' blocks must fit the narrower rows)."""
+    bits = lambda r: r["bytes"] / r["parameters"]
+    full = study.full()
+    return frozenset(w for w in study.model_widths if w != study.embedding and
+                     abs(bits(study.records[study.shape(full.layers, (), 0, w).key()]) / bits(source) - 1) > 0.01)
 
 
 def solve(a, b):
@@ -467,6 +481,7 @@ def main():
     if cfg.max_latency_ms is not None:
         check_target(study, cfg.max_latency_ms)
     edits = measure_edits(study)
+    study.retyped_widths = retyped_widths(study, source)
     sampled = [measure(study, random_shape(study, rng), "sample") for _ in range(samples)]
     measure_again(study, sampled + [source], rng)
     sampled = [study.records[r["key"]] for r in sampled]
@@ -551,7 +566,8 @@ def report(study, source, check, measured, baseline, fastest_bfcl, target_ms):
             f"Perplexity on {study.tokens} tokens of the Debian evaluation corpus; latency from `schemaweaver costs "
             f"--prefill {PROMPT_TOKENS} --decode {DECODE_TOKENS}` (median of 3 rounds); call latency = prefill + "
             f"{CALL_DECODE_TOKENS} x decode.\n\n## Latency model\n\nLinear in the shape's cost terms (a fixed part, layers, layers "
-            f"with attention, those times the model width, FFN channels times the width, the width), fitted on "
+            f"with attention, those times the model width, FFN channels times the width, the width, and the FFN term "
+            f"again for a width whose matrices change quantization type), fitted on "
             f"{check['train']} measured shapes (random samples and the source). Checked on the other random samples "
             f"and on every shape measured after the fit (the search's confirmations, the baseline):\n\n" +
             table(["predictor", f"Kendall tau, {held['shapes']} held-out samples",

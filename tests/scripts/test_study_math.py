@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The arithmetic the benchmark studies report with: Kendall tau, the non-negative least squares
-of the latency model, the Pareto front, and the machines a results folder was measured on."""
+of the latency model and its retyped-width term, the Pareto front, and the machines a results
+folder was measured on."""
 import json
 import sys
 import tempfile
@@ -44,6 +45,20 @@ class Pareto(unittest.TestCase):
         points = [(1, 9), (2, 5), (3, 6), (4, 1), (5, 1)]
         front = shaping.pareto(points, lambda p: p[0], lambda p: p[1])
         self.assertEqual(front, [(1, 9), (2, 5), (4, 1)])
+
+
+class RetypedWidths(unittest.TestCase):
+    def test_a_width_is_retyped_where_its_bits_per_weight_differ_from_the_source(self):
+        study = shaping.Study(Path("m.gguf"), Path("."), 2, 512, 1536, [512], [1280, 1504, 1536], 256)
+        source = {"bytes": 500, "parameters": 800}
+        for width, bytes_ in ((1280, 400), (1504, 470)):  # 5 bits per weight kept; 5.875 at 1504
+            shape = study.shape((0, 1), (), 0, width)
+            study.records[shape.key()] = {"bytes": bytes_, "parameters": 640}
+        study.retyped_widths = shaping.retyped_widths(study, source)
+        self.assertEqual(study.retyped_widths, {1504})
+        # The retyped term is the FFN term where the width is retyped, zero elsewhere.
+        self.assertEqual(shaping.features(study, study.shape((0, 1), (), 0, 1280))[-1], 0.0)
+        self.assertAlmostEqual(shaping.features(study, study.shape((0, 1), (), 0, 1504))[-1], 1504 / 1536)
 
 
 class MeasuredOn(unittest.TestCase):
