@@ -12,8 +12,9 @@ Steps (every measurement is appended to DIR/shaping-<model>.jsonl; a re-run skip
             (`schemaweaver costs --prefill`), and their quality; a linear latency model in the
             shape's costs (layers, layers with attention and their width, FFN channels times the
             width, the width, a width that changes the quantization types; coefficients >= 0) is
-            fitted on three quarters of them and checked on the rest and on every shape measured later (Kendall tau, relative error), beside
-            parameter count and FLOPs; every latency is the faster of two measurements
+            fitted on three quarters of them and checked on the rest and on every shape measured
+            later (Kendall tau, relative error), beside parameter count and FLOPs; every latency
+            is the faster of two measurements
   search    an evolutionary search over shapes, each scored by the latency model and by the sum
             of its edits' measured perplexity costs (never more than three consecutive layers
             without attention, the paper's lesson); the non-dominated shapes are then measured
