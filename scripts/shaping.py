@@ -229,9 +229,10 @@ def features(study, shape):
     the FFN holds most of those matrices)."""
     layers, attention = len(shape.layers), len(shape.layers) - len(shape.skip)
     ffn, width = (shape.ffn or study.ffn) / study.ffn, (shape.width or study.embedding) / study.embedding
+    ffn_term = layers * ffn * width / study.layers
     retyped = float((shape.width or study.embedding) in study.retyped_widths)
-    return [1.0, layers / study.layers, attention / study.layers, attention * width / study.layers,
-            layers * ffn * width / study.layers, width, retyped * layers * ffn * width / study.layers]
+    return [1.0, layers / study.layers, attention / study.layers, attention * width / study.layers, ffn_term, width,
+            retyped * ffn_term]
 
 
 def retyped_widths(study, source):
