@@ -5,16 +5,13 @@
 namespace sw {
 
 Context::Context(const Model::Impl& model, int context_size, bool unified, int sequences) {
-  llama_context_params cp = llama_context_default_params();
+  llama_context_params cp = model.context_params();
   cp.n_ctx = uint32_t(context_size);
   cp.n_batch = uint32_t(std::min(context_size, 512));
   cp.n_ubatch = cp.n_batch;
   sequences_ = sequences;
   cp.n_seq_max = uint32_t(sequences);
   cp.kv_unified = unified;
-  cp.n_threads = model.threads;
-  cp.n_threads_batch = model.threads;
-  cp.no_perf = true;
   if (model.streaming) {  // passes wait for weights that are still being read
     cp.cb_eval = &StreamingLoad::gate;
     cp.cb_eval_user_data = model.streaming.get();

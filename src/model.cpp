@@ -89,6 +89,14 @@ std::string Model::Impl::detokenize(const std::vector<llama_token>& tokens) cons
   return text;
 }
 
+llama_context_params Model::Impl::context_params() const {
+  llama_context_params cp = llama_context_default_params();
+  cp.n_threads = cp.n_threads_batch = threads;
+  cp.no_perf = true;
+  cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  return cp;
+}
+
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 

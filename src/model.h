@@ -42,6 +42,12 @@ struct Model::Impl {
   // Text -> tokens; control-token text (e.g. "<|im_end|>", "<tool_call>") maps to its token.
   std::vector<llama_token> tokenize(const std::string& text, bool add_bos) const;
   std::string detokenize(const std::vector<llama_token>& tokens) const;
+  // llama.cpp context settings every context of this model shares: its threads, no timing
+  // records, and no flash attention. On AVX-512 CPUs, llama.cpp's flash attention over Q4_K
+  // weights repacked for the CPU goes wrong for passes of 4 to 63 tokens with 128-wide heads
+  // (Qwen2.5-Coder-1.5B's logits turn to noise), which are the passes SchemaWeaver, jump-forward
+  // and speculative decoding are made of; attention without it is as fast on this CPU.
+  llama_context_params context_params() const;
 };
 
 // Silences llama.cpp's log output, keeping its last error lines for our error messages.

@@ -36,13 +36,11 @@ double kl_divergence(const std::vector<double>& reference, const std::vector<dou
 WindowReader::WindowReader(const Model::Impl& model, int window, ggml_backend_sched_eval_callback observe,
                            void* observer)
     : bos_(llama_vocab_bos(model.vocab)), window_(window) {
-  llama_context_params cp = llama_context_default_params();
+  llama_context_params cp = model.context_params();
   cp.n_ctx = uint32_t(window + 1);
   cp.n_batch = cp.n_ubatch = uint32_t(window + 1);
-  cp.n_threads = cp.n_threads_batch = model.threads;
   cp.cb_eval = observe;
   cp.cb_eval_user_data = observer;
-  cp.no_perf = true;
   ctx_ = llama_init_from_model(model.model, cp);
   if (!ctx_) throw Error("failed to create a llama.cpp context: " + llama_last_errors());
   batch_ = llama_batch_init(window + 1, 0, 1);

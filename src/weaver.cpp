@@ -182,7 +182,9 @@ class Weaver {
       for (const Branch& b : branches)
         members += (members.empty() ? "" : ", ") + b.skeleton->key_text + b.value();
       add_text(members);
-      ToolCall call{tool.name, Json::parse("{" + members + "}")};
+      std::optional<Json> arguments = parse_decoded("{" + members + "}");
+      if (!arguments) return false;
+      ToolCall call{tool.name, *arguments};
       double at = ms_between(tracker_.origin(), Clock::now());
       if (later.empty()) {
         emit(CallEvent::Kind::Final, index, call, at);
@@ -200,7 +202,9 @@ class Weaver {
     if (!serial("optional", build_tail_grammar(rest, model_.format, later, !args.empty(), last_call), rest))
       return false;
     if (!final_emitted) {
-      ToolCall call = call_at(call_start_);
+      std::optional<ToolCall> closed = call_at(call_start_);
+      if (!closed) return false;
+      const ToolCall& call = *closed;
       double at = index < int(tracker_.closed_ms().size()) ? tracker_.closed_ms()[size_t(index)]
                                                             : ms_between(tracker_.origin(), Clock::now());
       bool replaces = provisional && !(*provisional == call);
@@ -209,8 +213,17 @@ class Weaver {
     return true;
   }
 
+  // Decoded JSON text. The grammars keep its shape, not its content: a number beyond a double's
+  // range or a string of bytes that are not UTF-8 fails here, and the answer is not a call.
+  std::optional<Json> parse_decoded(const std::string& text) {
+    Json value = Json::parse(text, nullptr, false);
+    if (!value.is_discarded()) return value;
+    result_.failure = "the call is not valid JSON (a number out of range or text that is not UTF-8)";
+    return std::nullopt;
+  }
+
   // The call whose JSON object starts at `begin` in the answer.
-  ToolCall call_at(size_t begin) const {
+  std::optional<ToolCall> call_at(size_t begin) {
     int depth = 0;
     bool in_string = false, escaped = false;
     for (size_t i = begin; i < turn_.size(); ++i) {
@@ -224,8 +237,9 @@ class Weaver {
       } else if (c == '{') {
         ++depth;
       } else if (c == '}' && --depth == 0) {
-        Json object = Json::parse(turn_.substr(begin, i + 1 - begin));
-        return {object.at("name").get<std::string>(), object.at("arguments")};
+        std::optional<Json> object = parse_decoded(turn_.substr(begin, i + 1 - begin));
+        if (!object) return std::nullopt;
+        return ToolCall{object->at("name").get<std::string>(), object->at("arguments")};
       }
     }
     throw Error("internal: the call is not closed");
