@@ -585,7 +585,10 @@ def report(study, source, check, measured, baseline, fastest_bfcl, target_ms):
             f"`$SCHEMAWEAVER_CACHE/shaped/{study.model.stem}-<shape>.gguf`, each with its shape (layers kept, FFN "
             f"widths, layers without attention, width) in the `.json` beside it.\n\n![](shaping-{study.model.stem}.svg)\n\n## Baseline: the last layers dropped\n\n" +
             table(header + ["beaten by the front"], [row(r) + ["yes" if b else "no"] for r, b in zip(baseline, beaten)]) +
-            (f"\nFastest shape within 10 % perplexity of the source:\n\n" + table(header, [row(fastest)]) if fastest else
+            (f"\nFastest shape within 10 % perplexity of the source:\n\n" + table(header, [row(fastest)]) +
+             ("" if latency(fastest) < latency(source) else
+              f"\nIt is not faster than the source ({fmt(latency(source), 0)} ms): no measured shape within 10 % "
+              f"perplexity is.\n") if fastest else
              "\nNo measured shape is within 10 % perplexity of the source.\n") +
             ("\nBFCL with SchemaWeaver (schemaweaver mode):\n\n" + table(
                 ["model", "correct", "tool-call latency geomean (ms)", "passes/call"],
