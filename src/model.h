@@ -46,7 +46,8 @@ struct Model::Impl {
   // records, and no flash attention. On AVX-512 CPUs, llama.cpp's flash attention over Q4_K
   // weights repacked for the CPU goes wrong for passes of 4 to 63 tokens with 128-wide heads
   // (Qwen2.5-Coder-1.5B's logits turn to noise), which are the passes SchemaWeaver, jump-forward
-  // and speculative decoding are made of; attention without it is as fast on this CPU.
+  // and speculative decoding are made of. Without it, passes of 1-8 tokens cost the same there
+  // and a 1024-token prompt about 5 % more.
   llama_context_params context_params() const;
 };
 
