@@ -228,9 +228,10 @@ def features(study, shape):
     width of 1504 instead of 1536 takes Q4_K to Q5_0 and makes the prefill slower, not faster;
     the FFN holds most of those matrices)."""
     layers, attention = len(shape.layers), len(shape.layers) - len(shape.skip)
-    ffn, width = (shape.ffn or study.ffn) / study.ffn, (shape.width or study.embedding) / study.embedding
+    model_width = shape.width or study.embedding
+    ffn, width = (shape.ffn or study.ffn) / study.ffn, model_width / study.embedding
     ffn_term = layers * ffn * width / study.layers
-    retyped = float((shape.width or study.embedding) in study.retyped_widths)
+    retyped = float(model_width in study.retyped_widths)
     return [1.0, layers / study.layers, attention / study.layers, attention * width / study.layers, ffn_term, width,
             retyped * ffn_term]
 
