@@ -72,12 +72,14 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
   if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ") " + llama_last_errors());
   last_pass_start_ = history_.size();
   last_pass_logits_ = std::move(main_logits);
+  rewound_logits_.clear();
   history_.insert(history_.end(), main_tokens.begin(), main_tokens.end());
   counter.passes += 1;
   counter.tokens += int(tokens.size());
 }
 
 const float* Context::logits_after(size_t length) const {
+  if (!rewound_logits_.empty() && length == history_.size()) return rewound_logits_.data();
   size_t at = length - 1 - last_pass_start_;
   if (length == 0 || length > history_.size() || length - 1 < last_pass_start_ || at >= last_pass_logits_.size() ||
       last_pass_logits_[at] < 0)
@@ -89,6 +91,13 @@ void Context::truncate(size_t length) {
   if (length >= history_.size()) return;
   llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(length), -1);
   history_.resize(length);
+  rewound_logits_.clear();
+}
+
+void Context::rewind(size_t length, std::vector<float> logits) {
+  if (length == 0 || length > history_.size()) throw Error("internal: a rewind past the conversation's end");
+  truncate(length);
+  rewound_logits_ = std::move(logits);
 }
 
 const float* Context::logits_at(int index) const { return llama_get_logits_ith(ctx_, index); }
@@ -103,6 +112,7 @@ void Context::adopt(llama_seq_id sequence, const std::vector<llama_token>& token
   llama_memory_seq_cp(llama_get_memory(ctx_), sequence, kMain, from, from + llama_pos(tokens.size()));
   history_.insert(history_.end(), tokens.begin(), tokens.end());
   last_pass_logits_.clear();
+  rewound_logits_.clear();
 }
 
 void Context::drop(llama_seq_id sequence, llama_pos from) {
@@ -113,6 +123,7 @@ void Context::clear() {
   llama_memory_clear(llama_get_memory(ctx_), true);
   history_.clear();
   last_pass_logits_.clear();
+  rewound_logits_.clear();
 }
 
 std::vector<uint8_t> Context::save(size_t length) {

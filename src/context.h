@@ -59,6 +59,10 @@ class Context {
   const float* logits_after(size_t length) const;
   // Removes the tokens of sequence 0 from position `length` on (a draft that was not taken).
   void truncate(size_t length);
+  // Removes the tokens of sequence 0 from position `length` on and makes `logits`, a copy the
+  // caller kept of the logits after token `length - 1`, the last logits again: generation goes
+  // on from there without a pass (a beginning of the answer that was thrown away).
+  void rewind(size_t length, std::vector<float> logits);
 
   // One llama_decode of tokens of any sequences (at most n_batch). Tokens of sequence 0 must
   // continue it in order. Logits of the i-th token (if kept) are then logits_at(i).
@@ -105,6 +109,7 @@ class Context {
   // index of its logits (-1 if not kept). Logits of earlier passes are gone.
   size_t last_pass_start_ = 0;
   std::vector<int> last_pass_logits_;
+  std::vector<float> rewound_logits_;  // of the last token, after a rewind (until the next pass)
 };
 
 }  // namespace sw

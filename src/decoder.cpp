@@ -18,14 +18,16 @@ class FreeStrategy : public Strategy {
         closer_(model.format.block_tag.empty() ? model.format.closer : "</" + model.format.block_tag + ">") {}
 
   Step next(const float* logits) override {
-    llama_token token = pick_greedy(logits, model_.vocab_size(), order_, [](llama_token) { return true; });
-    if (model_.is_end_of_generation(token)) return {{}, 0, false, true};
+    float margin = kNoRival;
+    llama_token token =
+        pick_greedy(logits, model_.vocab_size(), order_, [](llama_token) { return true; }, nullptr, &margin);
+    if (model_.is_end_of_generation(token)) return {{}, 0, false, true, margin};
     const std::string& piece = model_.pieces[size_t(token)];
     text_ += piece;
     // Only the end of the text can hold a closer that this token completed.
     size_t from = text_.size() - std::min(text_.size(), piece.size() + closer_.size());
     bool closed = !closer_.empty() && text_.find(closer_, from) != std::string::npos;
-    return {{token}, 1, closed, false};
+    return {{token}, 1, closed, false, margin};
   }
 
  private:
@@ -50,6 +52,7 @@ class GrammarStrategy : public Strategy {
   Step next(const float* logits) override {
     auto started = Clock::now();
     std::optional<ByteSet> first_bytes;  // computed only if the top candidates are all rejected
+    float margin = kNoRival;
     llama_token token = pick_greedy(
         logits, model_.vocab_size(), order_,
         [&](llama_token t) {
@@ -61,16 +64,19 @@ class GrammarStrategy : public Strategy {
           if (!first_bytes) first_bytes = matcher_.next_bytes();
           const std::string& piece = model_.pieces[size_t(t)];
           return model_.is_end_of_generation(t) || (!piece.empty() && first_bytes->test((unsigned char)piece[0]));
-        });
+        },
+        &margin);
     Step step;
     if (token < 0 || model_.is_end_of_generation(token)) {
       step.stop = true;
       step.complete = token >= 0;  // end of generation is allowed only where the grammar can end
+      step.margin = margin;
     } else {
       const std::string& piece = model_.pieces[size_t(token)];
       matcher_.advance(piece);
       step = jump_ ? jump_step(token, piece) : Step{{token}, 1, false, false};
       if (!step.complete) step.complete = !matcher_.can_continue();
+      step.margin = margin;
     }
     constraint_ms_ += ms_since(started);
     constraint_steps_ += 1;
@@ -172,22 +178,35 @@ void CallTracker::feed(const std::string& text) {
 
 llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
                         const std::function<bool(llama_token)>& allowed,
-                        const std::function<bool(llama_token)>& may_be_allowed) {
+                        const std::function<bool(llama_token)>& may_be_allowed, float* margin) {
   order.resize(static_cast<size_t>(n_vocab));
   std::iota(order.begin(), order.end(), 0);
   auto better = [&](llama_token a, llama_token b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
   };
+  // The lead of order[chosen] over the next allowed token of the sorted order[chosen + 1, end);
+  // tokens after `end`, if `more` may be allowed, have no higher logit than order[end - 1].
+  auto lead = [&](size_t chosen, size_t end, bool more) {
+    for (size_t i = chosen + 1; i < end; ++i) {
+      if (allowed(order[i])) return logits[order[chosen]] - logits[order[i]];
+    }
+    return more ? logits[order[chosen]] - logits[order[end - 1]] : kNoRival;
+  };
   size_t top = std::min<size_t>(16, order.size());
   std::partial_sort(order.begin(), order.begin() + long(top), order.end(), better);
   for (size_t i = 0; i < top; ++i) {
-    if (allowed(order[i])) return order[i];
+    if (!allowed(order[i])) continue;
+    if (margin) *margin = lead(i, top, top < order.size());
+    return order[i];
   }
   auto rest_end = order.end();
   if (may_be_allowed) rest_end = std::partition(order.begin() + long(top), order.end(), may_be_allowed);
   std::sort(order.begin() + long(top), rest_end, better);
   for (auto it = order.begin() + long(top); it != rest_end; ++it) {
-    if (allowed(*it)) return *it;
+    if (!allowed(*it)) continue;
+    size_t chosen = size_t(it - order.begin());
+    if (margin) *margin = lead(chosen, size_t(rest_end - order.begin()), false);
+    return *it;
   }
   return -1;
 }
@@ -272,6 +291,9 @@ GenerationResult generate(Context& context, const Model::Impl& model, Strategy& 
   size_t decided = size_t(context.used() - cached_draft);  // tokens of the answer so far; a draft may follow
   Step step = strategy.start();
   while (true) {
+    // The model chose a token, or to end here.
+    if (step.sampled > 0 || (step.stop && step.margin < kNoRival))
+      result.decisions.push_back({result.text.size(), step.margin});
     if (!step.tokens.empty()) {
       std::string text = model.detokenize(step.tokens);
       if (tracker) tracker->feed(text);

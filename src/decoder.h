@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,11 +23,15 @@
 
 namespace sw {
 
+// The margin of a choice where nothing else was allowed.
+constexpr float kNoRival = std::numeric_limits<float>::infinity();
+
 struct Step {
   std::vector<llama_token> tokens;  // to append in one pass
   int sampled = 0;                  // how many of them the model chose (the rest were forced)
   bool complete = false;            // the call is complete after these tokens: no pass needed
   bool stop = false;                // nothing more to append (end of generation)
+  float margin = kNoRival;          // sampled: the chosen token's lead (see Decision)
 };
 
 class Strategy {
@@ -77,6 +82,7 @@ struct GenerationResult {
   int draft_tokens = 0;           // draft tokens checked against the strategy's choices
   int accepted_draft_tokens = 0;  // of which the strategy chose
   int draft_left = 0;             // tokens of a cached draft left for the next phase (see generate)
+  std::vector<Decision> decisions;  // of the sampled tokens, offsets into `text`
 };
 
 // Runs the strategy until it completes or stops, or `max_tokens` tokens were sampled. With a
@@ -105,9 +111,13 @@ Spelled spell(Strategy& strategy, const Model::Impl& model, const std::string& t
 // candidates are sorted unless all of them are rejected, which gives the same choice as masking
 // the whole vocabulary first, at a fraction of the cost. Then `may_be_allowed`, a cheap
 // necessary condition (such as the first byte), removes most of the vocabulary before the rest
-// is sorted and checked. `order` is the caller's scratch buffer, reused across steps.
+// is sorted and checked. `order` is the caller's scratch buffer, reused across steps. With a
+// `margin`, it receives how far the choice's logit leads the next allowed token's (kNoRival if
+// none is allowed); when that token lies beyond the sorted top, the gap to the top's last logit,
+// which bounds it from below.
 llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
                         const std::function<bool(llama_token)>& allowed,
-                        const std::function<bool(llama_token)>& may_be_allowed = nullptr);
+                        const std::function<bool(llama_token)>& may_be_allowed = nullptr,
+                        float* margin = nullptr);
 
 }  // namespace sw

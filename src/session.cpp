@@ -11,6 +11,7 @@
 #include "drafter.h"
 #include "weaver.h"
 #include "model.h"
+#include "opening.h"
 #include "prompt_state.h"
 #include "schemaweaver/engine.h"
 
@@ -158,19 +159,6 @@ Session::~Session() = default;
 
 namespace {
 
-// Whether the model, left free, would start a call: its best next token begins the format's
-// opener ("<tool_call>") or is all of it, or opens the bare JSON of a call, which models also
-// write without their tags.
-bool starts_call(const Model::Impl& model, const float* logits) {
-  std::vector<llama_token> order;
-  llama_token best = pick_greedy(logits, model.vocab_size(), order, [](llama_token) { return true; });
-  std::string piece = model.pieces[size_t(best)];
-  piece.erase(0, piece.find_first_not_of(" \n"));
-  const std::string& opener = model.format.opener;
-  return !piece.empty() && (opener.compare(0, piece.size(), piece) == 0 || piece.compare(0, opener.size(), opener) == 0 ||
-                            piece[0] == '{' || piece[0] == '[');
-}
-
 // The tools a call may use: all, or the one the caller chose. A call that may be a reply in
 // text may go without tools.
 std::vector<ToolSpec> usable_tools(const std::vector<ToolSpec>& tools, const CallOptions& options) {
@@ -218,6 +206,14 @@ Prepared prepare(const Model::Impl& model, int context_size, const std::vector<M
 int Session::check(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
                    const CallOptions& options) const {
   return int(prepare(impl_->model->impl(), impl_->context.size(), messages, tools, options).prompt.size());
+}
+
+void Session::use_pass_costs(std::vector<double> ms) {
+  if (ms.empty()) throw Error("a pass-cost curve needs the time of at least a pass of one token");
+  for (double t : ms) {
+    if (!(t > 0)) throw Error("a pass-cost curve holds a time that is not positive");
+  }
+  impl_->cost_curve = CostCurve{std::move(ms)};
 }
 
 void Session::save_prompt_state(const std::string& path) {
@@ -269,20 +265,40 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   CallTracker tracker(prefilled);
   GenerationResult generated;
   std::string failure;
-  result.text_reply = tools.empty() || options.tool_choice == ToolChoice::None ||
-                      (options.tool_choice == ToolChoice::Auto && !starts_call(model, context.last_logits()));
-  if (result.text_reply) {
+  // Under auto the answer begins freely; a beginning of a call is thrown away and the call
+  // decoded in the mode, from the prompt's logits.
+  PassCounter opening_passes;
+  std::optional<Decision> opening;
+  result.text_reply = tools.empty() || options.tool_choice == ToolChoice::None;
+  if (!result.text_reply && options.tool_choice == ToolChoice::Auto) {
+    const float* after_prompt = context.last_logits();
+    std::vector<float> prompt_logits(after_prompt, after_prompt + model.vocab_size());
+    OpeningProbe probe(model, tools);
+    generated = generate(context, model, probe, options.max_tokens, nullptr);
+    opening = Decision{0, probe.margin()};
+    result.text_reply = !probe.found_call();
+    if (probe.found_call()) {
+      opening_passes = generated.passes;
+      if (opening_passes.passes > 0)
+        s.phases.push_back({"opening", opening_passes.passes, opening_passes.tokens, ms_between(prefilled, Clock::now())});
+      context.rewind(prompt.size(), std::move(prompt_logits));
+      generated = {};
+    }
+  } else if (result.text_reply) {
     std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model, nullptr);
     generated = generate(context, model, *strategy, options.max_tokens, nullptr);
+  }
+  if (result.text_reply) {
     s.phases.push_back({"reply", generated.passes.passes, generated.passes.tokens, ms_between(prefilled, Clock::now())});
   } else if (weaving) {
     WeaveResult woven = weave(context, model, tools, options, impl_->cost_curve ? &*impl_->cost_curve : nullptr, tracker,
                               drafter.get());
     generated = std::move(woven.generation);
-    s.phases = std::move(woven.phases);
+    s.phases.insert(s.phases.end(), woven.phases.begin(), woven.phases.end());
     s.events = std::move(woven.events);
     s.constraint_ms = woven.constraint_ms;
     s.constraint_steps = woven.constraint_steps;
+    s.decisions = std::move(woven.decisions);
     failure = woven.failure;
   } else {
     auto grammar = options.mode == DecodeMode::Free ? nullptr : build_call_grammar(model.format, tools, options.max_calls);
@@ -294,14 +310,16 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   }
   auto finished = Clock::now();
 
+  if (!weaving || result.text_reply) s.decisions = std::move(generated.decisions);
+  if (opening && !result.text_reply) s.decisions.insert(s.decisions.begin(), *opening);
   result.text = generated.text;
   s.prompt_tokens = int(prompt.size());
   s.prompt_reused_tokens = reused;
   s.prompt_passes = prompt_passes.passes;
   s.prompt_ms = ms_between(started, prefilled);
-  s.call_passes = generated.passes.passes;
+  s.call_passes = opening_passes.passes + generated.passes.passes;
   s.call_prefill_passes = generated.forced_passes;
-  s.call_tokens = generated.passes.tokens;
+  s.call_tokens = opening_passes.tokens + generated.passes.tokens;
   s.sampled_tokens = generated.sampled_tokens;
   s.draft_tokens = generated.draft_tokens;
   s.accepted_draft_tokens = generated.accepted_draft_tokens;

@@ -34,6 +34,7 @@ struct Branch {
   std::vector<llama_token> cached;   // the tokens in the branch's cells after the head
   std::vector<float> logits;         // of the branch's last token
   bool done = false;
+  std::vector<Decision> decisions;   // offsets into `text`
 
   // The JSON text of the value (without the skeleton's prefix).
   std::string value() const { return text.substr(skeleton->value_prefix.size()); }
@@ -54,6 +55,8 @@ class Weaver {
     }
     context_.truncate(size_t(context_.used() - draft_left_));  // a guess the turn did not take
     result_.generation.text = turn_;
+    std::stable_sort(result_.decisions.begin(), result_.decisions.end(),
+                     [](const Decision& a, const Decision& b) { return a.offset < b.offset; });
     return std::move(result_);
   }
 
@@ -107,6 +110,7 @@ class Weaver {
     draft_left_ = g.draft_left;
     result_.generation.draft_tokens += g.draft_tokens;
     result_.generation.accepted_draft_tokens += g.accepted_draft_tokens;
+    for (const Decision& d : g.decisions) result_.decisions.push_back({turn_.size() + d.offset, d.margin});
     turn_ += g.text;
     result_.generation.forced_passes += g.forced_passes;
     result_.generation.sampled_tokens += g.sampled_tokens;
@@ -179,8 +183,14 @@ class Weaver {
       std::vector<Branch> branches = prefill_skeleton(args);
       if (!decode_values(branches)) return false;
       std::string members;
-      for (const Branch& b : branches)
-        members += (members.empty() ? "" : ", ") + b.skeleton->key_text + b.value();
+      for (const Branch& b : branches) {
+        members += members.empty() ? "" : ", ";
+        // The branch's text starts with the end of its key (the value prefix).
+        const size_t text_at = turn_.size() + members.size() + b.skeleton->key_text.size() -
+                               b.skeleton->value_prefix.size();
+        for (const Decision& d : b.decisions) result_.decisions.push_back({text_at + d.offset, d.margin});
+        members += b.skeleton->key_text + b.value();
+      }
       add_text(members);
       std::optional<Json> arguments = parse_decoded("{" + members + "}");
       if (!arguments) return false;
@@ -275,7 +285,7 @@ class Weaver {
         batch.push_back({sk.tokens[j], pos++, {all[i + 1]}, j + 1 == sk.tokens.size()});
       last_index.push_back(int(batch.size()) - 1);
       branches.push_back({&sk, all[i + 1], pos, Matcher(build_value_grammar(sk.argument->schema, sk.value_prefix)),
-                          "", sk.tokens, {}, false});
+                          "", sk.tokens, {}, false, {}});
     }
     PassCounter passes;
     context_.decode(batch, passes);
@@ -339,7 +349,7 @@ class Weaver {
   }
 
   // The model's best token for the branch under its value's constraint; -1 if none fits.
-  llama_token pick(const Branch& b) {
+  llama_token pick(const Branch& b, float& margin) {
     auto started = Clock::now();
     const ByteSet next = b.matcher.next_bytes();
     const bool in_string = next == string_body_;
@@ -353,15 +363,18 @@ class Weaver {
         [&](llama_token t) {
           const std::string& piece = model_.pieces[size_t(t)];
           return can_end || (!piece.empty() && next.test((unsigned char)piece[0]));
-        });
+        },
+        &margin);
     result_.constraint_ms += ms_between(started, Clock::now());
     result_.constraint_steps += 1;
     return token;
   }
 
-  // Adds the token's text to the value; the branch is done when its value is complete.
-  void apply(Branch& b, llama_token token) {
+  // Adds the token the model chose by `margin` to the value; the branch is done when its value
+  // is complete.
+  void apply(Branch& b, llama_token token, float margin) {
     const std::string& piece = model_.pieces[size_t(token)];
+    b.decisions.push_back({b.text.size(), margin});
     Fit f = fit(b.matcher, token);
     b.matcher.advance_prefix(piece.substr(0, f.used));
     b.text += piece.substr(0, f.used);
@@ -398,14 +411,15 @@ class Weaver {
       for (Branch& b : branches) {
         if (b.done) continue;
         if (!options_.weaver.parallel_values && !carried.empty()) break;
-        llama_token token = pick(b);
+        float margin = kNoRival;
+        llama_token token = pick(b, margin);
         if (token < 0) {
           result_.failure = "no token fits the value of '" + b.skeleton->argument->name + "'";
           ok = false;
           break;
         }
         result_.generation.sampled_tokens += 1;
-        apply(b, token);
+        apply(b, token, margin);
         if (b.done) continue;
         carried.push_back({&b, int(batch.size()), {}, 0});
         batch.push_back({token, b.next_pos++, {b.sequence}, true});
@@ -484,10 +498,11 @@ class Weaver {
     keep_logits(b, c.index);
     const llama_pos drafted_end = b.next_pos + llama_pos(c.draft.size());
     size_t taken = 0;
-    while (taken < c.draft.size() && pick(b) == c.draft[taken]) {
+    float margin = kNoRival;
+    while (taken < c.draft.size() && pick(b, margin) == c.draft[taken]) {
       llama_token token = c.draft[taken++];
       result_.generation.sampled_tokens += 1;
-      apply(b, token);
+      apply(b, token, margin);
       if (b.done) break;
       b.cached.push_back(token);
       keep_logits(b, c.draft_index + int(taken) - 1);

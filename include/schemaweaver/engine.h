@@ -118,7 +118,9 @@ struct CallEvent {
 // Whether the answer must be a call (OpenAI's tool_choice).
 enum class ToolChoice {
   Required,  // a call, in the decoding mode
-  Auto,      // the model's first token decides: the start of a call, or a reply in text
+  Auto,      // the model's opening decides: a call if it begins one in any form models write
+             // (the format's tag, a fenced block, bare JSON naming a tool, python-like
+             // name( ...), which is then decoded as Required decodes it; else a reply in text
   None,      // a reply in text (the tools are still shown to the model)
 };
 
@@ -149,6 +151,15 @@ struct CallOptions {
 class Cancelled : public Error {
  public:
   using Error::Error;
+};
+
+// A token the model chose: where its text starts in CallResult::text, and by how much its logit
+// led the best other token the constraint allowed there (infinity: no other token was allowed).
+// A small margin is a near-tie, which other kernels (another CPU, another pass shape) may break
+// the other way; decisions with a wide margin come out the same on every machine.
+struct Decision {
+  size_t offset = 0;
+  float margin = 0;
 };
 
 // Time and passes of one phase of a call (SchemaWeaver: name, skeleton, values, write-back,
@@ -182,6 +193,10 @@ struct CallStats {
   int accepted_draft_tokens = 0;  // of which the model chose (each saved a pass)
   std::vector<PhaseStats> phases;
   std::vector<CallEvent> events;  // the calls as they became executable
+  // Every token the model chose, in the order of the text. Under ToolChoice::Auto, the choice
+  // between a call and a reply in text is the first, at offset 0, with the smallest margin of
+  // the tokens that decided it.
+  std::vector<Decision> decisions;
 };
 
 struct CallResult {
@@ -230,6 +245,12 @@ class Session {
   // length) and returns the prompt's token count. Throws Error.
   int check(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
             const CallOptions& options) const;
+
+  // The pass-cost curve (ms of a pass carrying 1, 2, ... tokens) that padding and drafts are
+  // sized by, instead of the curve measured on this machine and cached (the default): a curve
+  // measured elsewhere, or a fixed one that makes the pass shapes the same on every machine.
+  // Throws Error if it is empty or holds a time that is not positive.
+  void use_pass_costs(std::vector<double> ms);
 
   // A prompt state saved to a file: the keys and values of the last call's prompt, tagged with
   // the model file that computed them. A process that starts later with the same model and a

@@ -1,0 +1,48 @@
+// The call-or-text decision under tool_choice auto: every opening form models write, each seen
+// whole, cut short (undecided) and gone wrong (text), in every call format.
+#include <gtest/gtest.h>
+
+#include "opening.h"
+
+namespace {
+
+std::vector<sw::ToolSpec> weather_tools() {
+  return sw::parse_tools(sw::Json::parse(R"([
+    {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    {"name": "get_time", "parameters": {"type": "object", "properties": {}}}])"));
+}
+
+sw::Opening classify(const std::string& text, const std::string& format = "hermes") {
+  return sw::classify_opening(text, sw::CallFormat::by_name(format), weather_tools());
+}
+
+// Each form whole is a call, and every shorter prefix of it is undecided. A name's first letter
+// decides when it begins a known tool's name.
+TEST(Opening, EveryFormIsACallAndItsPrefixesUndecided) {
+  for (std::string format : {"hermes", "smollm2", "json"}) {
+    std::vector<std::string> calls = {
+        "```json\n{\n  \"name\": \"g", "```\n[{\"name\": \"g",  "{\"name\": \"g",       "[{\"name\":\"g",
+        "get_weather(",                  "[get_time(",              "```tool_code\nget_weather(", "```python\n[get_time(",
+        "  \n{ \"name\" : \"g"};
+    if (format != "json") calls.push_back("<tool_call>");
+    if (format != "json") calls.push_back("```xml\n<tool_call>");
+    for (const std::string& call : calls) {
+      EXPECT_EQ(classify(call, format), sw::Opening::Call) << format << ": " << call;
+      for (size_t n = 0; n < call.size(); ++n)
+        EXPECT_EQ(classify(call.substr(0, n), format), sw::Opening::Undecided) << format << ": " << call.substr(0, n);
+    }
+  }
+}
+
+TEST(Opening, TextAndJsonThatNamesNoToolAreText) {
+  for (const char* text : {"The weather in Oslo", "Sure! ", "{\"name\": \"Joke\"", "{\"city\": \"Oslo\"}",
+                           "[1, 2]", "```\nprint(1)", "```json\n{\"answer\": 42}", "get_weatherman(",
+                           "get_weather is a tool", "{\"name\": \"get_weather_report\"", "<tool>",
+                           "Here is the call: {\"name\": \"get_weather\""}) {
+    EXPECT_EQ(classify(text), sw::Opening::Text) << text;
+  }
+  // A format without tags does not take a tag for a call.
+  EXPECT_EQ(classify("<tool_call>", "json"), sw::Opening::Text);
+}
+
+}  // namespace
