@@ -4,7 +4,15 @@
 # models and the BFCL v4 data. Then builds the project. Every step is cached outside the repo,
 # so a second run only checks hashes and rebuilds what changed.
 #
-#   scripts/setup.sh [--models default|all] [--sanitize] [--no-build] [--no-demo]
+#   scripts/setup.sh [--models default|all] [--sanitize] [--kernels native|avx2] [--target T]
+#                    [--no-build] [--no-demo]
+#
+# --kernels picks the CPU kernels llama.cpp is compiled with: native (the default: every
+# instruction this CPU has) or avx2 (AVX2 and FMA only, as on CPUs without AVX-512), built
+# beside the first and cached the same way; the project's build for it goes to build-avx2.
+# Greedy decoding of a small model breaks near-ties by the last bits of the logits, which
+# differ between kernel sets, so the tests run on both (scripts/test.sh). --target builds one
+# target of the project instead of all.
 #
 # Without --no-demo it ends with the main job: one real tool call on the default model,
 # printed with its timing and pass counts.
@@ -18,18 +26,24 @@ CACHE=${SCHEMAWEAVER_CACHE:-$HOME/.cache/schemaweaver}
 JOBS=$(nproc)
 MODELS=default
 SANITIZE=OFF
+KERNELS=native
+TARGET=""
 BUILD_PROJECT=1
 DEMO=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) MODELS=$2; shift 2 ;;
     --sanitize) SANITIZE=ON; shift ;;
+    --kernels) KERNELS=$2; shift 2 ;;
+    --target) TARGET=$2; shift 2 ;;
     --no-build) BUILD_PROJECT=0; DEMO=0; shift ;;
     --no-demo) DEMO=0; shift ;;
     *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
+case "$KERNELS" in native|avx2) ;; *) echo "setup.sh: --kernels is native or avx2, not '$KERNELS'" >&2; exit 2 ;; esac
 SUFFIX=""; [ "$SANITIZE" = ON ] && SUFFIX=-asan
+[ "$KERNELS" = native ] || SUFFIX="$SUFFIX-$KERNELS"
 BUILD_DIR=${BUILD_DIR:-$ROOT/build$SUFFIX}
 
 # Pinned inputs. llama-cpp-python 0.3.35 vendors llama.cpp at commit 4df29be4f (2026-08-16).
@@ -86,11 +100,21 @@ check_sha256() {  # file expected
   [ "$got" = "$2" ] || die "sha256 mismatch for $1: got $got, expected $2"
 }
 
-# The llama.cpp build is keyed by version and by this CPU's ISA flags, since GGML_NATIVE
-# compiles for the machine it runs on.
+# The llama.cpp build is keyed by version and kernel set; a native one also by this CPU's ISA
+# flags, since GGML_NATIVE compiles for the machine it runs on.
 llama_prefix() {
-  local isa; isa=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-12)
+  local isa=$KERNELS
+  [ "$KERNELS" = native ] && isa=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-12)
   echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-$isa"
+}
+
+# The ggml options of the kernel set.
+kernel_flags() {
+  case "$KERNELS" in
+    native) echo "-DGGML_NATIVE=ON" ;;
+    avx2) echo "-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
+               "-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF" ;;
+  esac
 }
 
 # fetch_sdist NAME VERSION: downloads a source distribution from PyPI's simple index and
@@ -125,14 +149,15 @@ build_llama() {
   rm -rf "$prefix"; mkdir -p "$prefix"
   tar xzf "$sdist" -C "$prefix"
   local src="$prefix/llama_cpp_python-$LLAMA_PY_VERSION/vendor/llama.cpp"
-  log "building llama.cpp (libllama + ggml CPU backend) into $prefix"
+  if [ "$KERNELS" = avx2 ] && ! grep -qw avx2 /proc/cpuinfo; then die "this CPU has no AVX2 for --kernels avx2"; fi
+  log "building llama.cpp (libllama + ggml CPU backend, $KERNELS kernels) into $prefix"
   # Native ISA, but AMX compiled out: ggml's AMX path crashes on some AMX CPUs with GCC 12
   # (the tile configuration stores get dropped). Explicit -mno-* flags win over -march=native.
   local no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$prefix/install" -DBUILD_SHARED_LIBS=ON \
     -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" \
-    -DGGML_NATIVE=ON -DGGML_CPU_REPACK=ON -DGGML_OPENMP=ON \
+    $(kernel_flags) -DGGML_CPU_REPACK=ON -DGGML_OPENMP=ON \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
     >"$prefix/cmake.log" 2>&1 || die "llama.cpp configure failed, see $prefix/cmake.log"
@@ -206,7 +231,7 @@ build_project() {
   local type=Release; [ "$SANITIZE" = ON ] && type=RelWithDebInfo
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" -DSW_PYTHON="$CACHE/venv/bin/python" \
     -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" >/dev/null
-  cmake --build "$BUILD_DIR" -j "$JOBS"
+  cmake --build "$BUILD_DIR" -j "$JOBS" ${TARGET:+--target "$TARGET"}
 }
 
 install_system_packages

@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# Runs all tests: unit, CLI and model tests (the real default model; the skeleton's tokenizer
-# test reads every model) on the release build, then the same tests built with
-# AddressSanitizer and UBSan. Installs and builds whatever is
-# missing first, through scripts/setup.sh (cached: a second run only rebuilds what changed).
-set -euo pipefail
+# Runs all tests: unit, CLI, server and model tests (the real default model; the skeleton's
+# tokenizer test reads every model) on the release build; the model tests again on a second
+# llama.cpp build with other CPU kernels (AVX2 only: on an AVX-512 CPU these are another
+# machine's kernels); then all tests built with AddressSanitizer and UBSan. Every stage runs
+# even when an earlier one fails, and a summary of all closes the output. Installs and builds
+# whatever is missing first, through scripts/setup.sh (cached: a second run only rebuilds what
+# changed).
+set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-bash scripts/setup.sh --no-demo --models all
-ctest --test-dir build --output-on-failure
+declare -a SUMMARY=()
+FAILED=0
+# stage NAME COMMAND...: runs one stage and notes its outcome.
+stage() {
+  local name=$1; shift
+  local started=$SECONDS
+  echo "=== $name"
+  if "$@"; then SUMMARY+=("passed  $name ($((SECONDS - started)) s)")
+  else SUMMARY+=("FAILED  $name ($((SECONDS - started)) s)"); FAILED=1; fi
+}
 
-bash scripts/setup.sh --no-demo --sanitize
-# libgomp and ggml keep process-lifetime allocations; leaks are checked in our code's tests
-# through the suppressions list, which names only those libraries.
-export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
-export LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp:print_suppressions=0
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir build-asan --output-on-failure
+sanitized_ctest() {
+  # libgomp and ggml keep process-lifetime allocations; leaks are checked in our code's tests
+  # through the suppressions list, which names only those libraries.
+  ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+  LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure
+}
+
+stage "set-up (native kernels)" bash scripts/setup.sh --no-demo --models all
+stage "release tests" ctest --test-dir build --output-on-failure
+stage "set-up (AVX2 kernels)" bash scripts/setup.sh --no-demo --kernels avx2 --target model_tests
+stage "model tests on AVX2 kernels" ctest --test-dir build-avx2 --output-on-failure -L model
+stage "set-up (sanitizers)" bash scripts/setup.sh --no-demo --sanitize
+stage "sanitizer tests" sanitized_ctest
+
+echo "=== summary"
+printf '%s\n' "${SUMMARY[@]}"
+exit $FAILED

@@ -59,6 +59,8 @@ struct AgentCommand {
     ModeSpec spec = parse_mode_spec(mode);
     if (spec.given_arguments || spec.read_only_tools || spec.draft_model)
       throw sw::Error("'" + mode + "': the agent takes the read-only marks from the MCP servers");
+    if (spec.options.tool_choice == sw::ToolChoice::Auto)
+      throw sw::Error("'" + mode + "': the agent decides between calls and text itself (--require-call)");
     std::vector<std::unique_ptr<sw::McpServer>> servers;
     std::vector<sw::McpServer*> used;
     for (const auto& command : commands) {

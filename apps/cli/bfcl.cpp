@@ -184,6 +184,7 @@ struct BfclCommand {
     line["valid"] = verdict.valid;
     if (!verdict.valid) line["error"] = verdict.error;
     line["has_calls"] = !result.calls.empty();
+    line["text_reply"] = result.text_reply;
     line["schema_valid"] = result.error.empty();
     line["output"] = result.text;
     line["latency_ms"] = latency.value();

@@ -50,6 +50,7 @@ struct CallCommand {
     ModeSpec spec = parse_mode_spec(mode);
     if (spec.given_arguments) throw sw::Error("give the argument set with --given-arguments");
     if (spec.read_only_tools) throw sw::Error("name the read-only tools with --read-only");
+    if (spec.options.tool_choice == sw::ToolChoice::Auto) throw sw::Error("give the tool choice with --tool-choice");
     sw::CallOptions options = spec.options;
     options.max_tokens = max_tokens;
     options.max_calls = max_calls;

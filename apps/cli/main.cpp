@@ -30,8 +30,12 @@ ModeSpec parse_mode_spec(const std::string& text) {
       spec.draft_model = true;
       continue;
     }
+    if (flag == "auto") {  // OpenAI's tool_choice auto: the model may answer in text
+      spec.options.tool_choice = sw::ToolChoice::Auto;
+      continue;
+    }
     if (spec.options.mode != sw::DecodeMode::SchemaWeaver)
-      throw sw::Error("'" + text + "': switches apply to the schemaweaver mode only (speculative takes draft-model)");
+      throw sw::Error("'" + text + "': switches apply to the schemaweaver mode only (every mode takes auto, speculative draft-model)");
     if (flag == "no-parallel") spec.options.weaver.parallel_values = false;
     else if (flag == "no-padding") spec.options.weaver.padding = false;
     else if (flag == "no-provisional") spec.options.weaver.provisional = false;
@@ -40,7 +44,7 @@ ModeSpec parse_mode_spec(const std::string& text) {
     else if (flag == "given-args") spec.given_arguments = true;
     else if (flag == "read-only") spec.read_only_tools = true;
     else throw sw::Error("'" + text + "': unknown switch '" + flag +
-                         "' (known: no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args, read-only)");
+                         "' (known: auto, no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args, read-only)");
   }
   return spec;
 }

@@ -12,6 +12,7 @@
 
 #include <gguf.h>
 
+#include "agreement.h"
 #include "importance.h"
 #include "model.h"
 #include "output_probe.h"
@@ -142,10 +143,10 @@ TEST(Streaming, WeightsReadDuringThePassGiveTheSameCalls) {
   auto tools = sw::parse_tools(sw::Json::parse(tools_file));
   for (const char* request : {"What is the weather like in Paris?", "Weather in Oslo in fahrenheit, please."}) {
     std::vector<sw::Message> chat{{"user", request}};
-    sw::CallResult expected = sw::Session(sw::Model::load(file_load)).call(chat, tools, {});
-    sw::CallResult got = sw::Session(sw::Model::load(streamed)).call(chat, tools, {});
+    sw::CallResult expected = fresh_call(sw::Model::load(file_load), chat, tools, {});
+    sw::CallResult got = fresh_call(sw::Model::load(streamed), chat, tools, {});
     ASSERT_TRUE(expected.error.empty()) << expected.error;
-    EXPECT_EQ(got.text, expected.text) << request;
+    EXPECT_EQ(got.text, expected.text) << request;  // the same kernels on the same weights
   }
 }
 
@@ -159,24 +160,26 @@ TEST(PromptState, RestoredPromptGivesTheSameCallsWithoutRecomputing) {
   const std::string path = std::filesystem::temp_directory_path() / "schemaweaver-test-prompt-state.bin";
   const std::vector<sw::Message> paris{{"user", "What is the weather like in Paris?"}};
   const std::vector<sw::Message> oslo{{"user", "Weather in Oslo in fahrenheit, please."}};
-  sw::Session first(model);
-  EXPECT_THROW(first.save_prompt_state(path), sw::Error);  // no call yet
-  sw::CallResult saved = first.call(paris, tools, {});
+  auto first = fresh_session(model);
+  EXPECT_THROW(first->save_prompt_state(path), sw::Error);  // no call yet
+  sw::CallResult saved = first->call(paris, tools, {});
   ASSERT_TRUE(saved.error.empty()) << saved.error;
-  first.save_prompt_state(path);
+  first->save_prompt_state(path);
 
-  sw::Session again(model);
-  EXPECT_EQ(again.restore_prompt_state(path), saved.stats.prompt_tokens);
-  sw::CallResult repeated = again.call(paris, tools, {});
+  // A prompt whose last token is computed again in a pass of its own rounds otherwise than one
+  // computed whole: the answers agree up to a near-tie.
+  auto again = fresh_session(model);
+  EXPECT_EQ(again->restore_prompt_state(path), saved.stats.prompt_tokens);
+  sw::CallResult repeated = again->call(paris, tools, {});
   EXPECT_EQ(repeated.stats.prompt_reused_tokens, saved.stats.prompt_tokens - 1);  // the last is fed again
-  EXPECT_EQ(repeated.text, saved.text);
+  EXPECT_TRUE(agree_where_decided(saved, repeated));
 
-  sw::Session other_request(model);
-  ASSERT_GT(other_request.restore_prompt_state(path), 0);
-  sw::CallResult restored = other_request.call(oslo, tools, {});
-  sw::CallResult computed = sw::Session(model).call(oslo, tools, {});
+  auto other_request = fresh_session(model);
+  ASSERT_GT(other_request->restore_prompt_state(path), 0);
+  sw::CallResult restored = other_request->call(oslo, tools, {});
+  sw::CallResult computed = fresh_call(model, oslo, tools, {});
   EXPECT_GT(restored.stats.prompt_reused_tokens, restored.stats.prompt_tokens / 2);  // system prompt and tools
-  EXPECT_EQ(restored.text, computed.text);
+  EXPECT_TRUE(agree_where_decided(computed, restored));
 
   const std::string copy = std::filesystem::temp_directory_path() / "schemaweaver-test-model-copy.gguf";
   std::filesystem::copy_file(SW_TEST_MODEL, copy, std::filesystem::copy_options::overwrite_existing);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agreement.h"
 #include "bfcl_case.h"
 #include "context.h"
 #include "decoder.h"
@@ -94,8 +95,7 @@ TEST(Skeleton, RoundTripsThroughEveryModelsTokenizer) {
 }
 
 sw::CallResult call(const std::vector<sw::ToolSpec>& tools, const std::string& request, sw::CallOptions options) {
-  sw::Session session(model());
-  return session.call({{"user", request}}, tools, options);
+  return fresh_call(model(), {{"user", request}}, tools, options);
 }
 
 sw::CallOptions weaving(int max_tokens = 96) {
@@ -130,10 +130,10 @@ TEST(Weaver, ParallelValuesTakeFewerPassesThanConstrainedDecoding) {
   sw::CallOptions constrained = weaving();
   constrained.mode = sw::DecodeMode::Constrained;
   // Fresh sessions: a prompt reused from the cache has other rounding than one computed whole.
-  sw::CallResult serial = sw::Session(model()).call(found->messages, tools, constrained);
-  sw::CallResult woven = sw::Session(model()).call(found->messages, tools, weaving());
+  sw::CallResult serial = fresh_call(model(), found->messages, tools, constrained);
+  sw::CallResult woven = fresh_call(model(), found->messages, tools, weaving());
   EXPECT_TRUE(sw::bfcl::check(*found, woven.calls).valid) << woven.text;
-  EXPECT_EQ(woven.calls, serial.calls);
+  EXPECT_TRUE(agree_where_decided(serial, woven));
   EXPECT_LT(woven.stats.call_passes * 4, serial.stats.call_passes);
   for (const sw::PhaseStats& p : woven.stats.phases) {
     if (p.name == "values") EXPECT_LE(p.passes, 4);  // the longest value, not the sum
@@ -149,10 +149,10 @@ TEST(Weaver, DraftsChangeThePassesNotTheAnswer) {
     auto tools = sw::parse_tools(c.functions);
     sw::CallOptions options = weaving(128);
     // Fresh sessions: a prompt reused from the cache has other rounding than one computed whole.
-    sw::CallResult plain = sw::Session(model()).call(c.messages, tools, options);
+    sw::CallResult plain = fresh_call(model(), c.messages, tools, options);
     options.weaver.drafts = true;
-    sw::CallResult drafted = sw::Session(model()).call(c.messages, tools, options);
-    EXPECT_EQ(drafted.text, plain.text) << id;
+    sw::CallResult drafted = fresh_call(model(), c.messages, tools, options);
+    EXPECT_TRUE(agree_where_decided(plain, drafted)) << id;
     EXPECT_EQ(plain.stats.draft_tokens, 0) << id;
     EXPECT_LE(drafted.stats.accepted_draft_tokens, drafted.stats.draft_tokens) << id;
     fewer += drafted.stats.call_passes < plain.stats.call_passes;
@@ -160,25 +160,40 @@ TEST(Weaver, DraftsChangeThePassesNotTheAnswer) {
   EXPECT_GE(fewer, 2) << "drafts saved passes in fewer than two of four calls";
 }
 
+// The calls a turn completed (also when it was cut off at max_tokens later).
+size_t final_calls(const sw::CallResult& r) {
+  return size_t(std::count_if(r.stats.events.begin(), r.stats.events.end(),
+                              [](const sw::CallEvent& e) { return e.kind == sw::CallEvent::Kind::Final; }));
+}
+
 // From a turn's second call on, the pass that writes a call back also guesses the start of the
-// next call: a turn of several calls with one tool takes fewer passes; turns of one or two
-// calls, and one whose calls add optional arguments (the guess wrong), give the same answer.
+// next call: a turn of several calls with one tool takes fewer passes per call; turns of one or
+// two calls, and one whose calls add optional arguments (the guess wrong), give the same answer.
+// Passes per call, since past a near-tie the turns may go on with other calls.
 TEST(Weaver, WholeTurnGuessChangesThePassesNotTheAnswer) {
+  int long_turns = 0, accepted = 0;
+  double plain_per_call = 0, guessed_per_call = 0;
   for (const char* id : {"parallel_multiple_29", "parallel_multiple_45", "parallel_8", "simple_python_27"}) {
     sw::bfcl::Case c = bfcl_case(id);
     auto tools = sw::parse_tools(c.functions);
     sw::CallOptions options = weaving(160);
     // Fresh sessions: a prompt reused from the cache has other rounding than one computed whole.
-    sw::CallResult plain = sw::Session(model()).call(c.messages, tools, options);
+    sw::CallResult plain = fresh_call(model(), c.messages, tools, options);
     options.weaver.whole_turn = true;
-    sw::CallResult guessed = sw::Session(model()).call(c.messages, tools, options);
-    EXPECT_EQ(guessed.text, plain.text) << id;
-    EXPECT_EQ(guessed.calls, plain.calls) << id;
-    if (plain.calls.size() > 2) {
-      EXPECT_LT(guessed.stats.call_passes, plain.stats.call_passes) << id;
-      EXPECT_GT(guessed.stats.accepted_draft_tokens, 0) << id;
-    }
+    sw::CallResult guessed = fresh_call(model(), c.messages, tools, options);
+    EXPECT_TRUE(agree_where_decided(plain, guessed)) << id;
+    EXPECT_LE(guessed.stats.accepted_draft_tokens, guessed.stats.draft_tokens) << id;
+    const size_t plain_calls = final_calls(plain), guessed_calls = final_calls(guessed);
+    if (plain_calls <= 2 || guessed_calls <= 2) continue;
+    // A guess may fail on a turn (an optional argument follows); over the long turns it pays.
+    ++long_turns;
+    accepted += guessed.stats.accepted_draft_tokens;
+    plain_per_call += double(plain.stats.call_passes) / double(plain_calls);
+    guessed_per_call += double(guessed.stats.call_passes) / double(guessed_calls);
   }
+  ASSERT_GE(long_turns, 1) << "precondition: the model writes more than two calls in one of the turns";
+  EXPECT_GT(accepted, 0);
+  EXPECT_LT(guessed_per_call, plain_per_call) << "passes per call, summed over " << long_turns << " long turns";
 }
 
 TEST(Weaver, ProvisionalCallsOnlyForReadOnlyTools) {
@@ -245,42 +260,72 @@ TEST(Weaver, GivenArgumentSetGetsBranchesAndNoOptionalDecision) {
 }
 
 // A turn with several calls: after each call the model decides whether another follows, and
-// each goes through the same pipeline.
+// each goes through the same pipeline. The pool must hold a case where the model writes several.
 TEST(Weaver, SeveralCallsInOneTurn) {
-  // SmolLM2 writes two calls for this BFCL case (seen in bfcl runs).
-  sw::bfcl::Case c = bfcl_case("multiple_178");
-  const sw::bfcl::Case* found = &c;
-  sw::Session session(model());
-  sw::CallResult r = session.call(found->messages, sw::parse_tools(found->functions), weaving(128));
-  ASSERT_TRUE(r.error.empty()) << r.error << "\n" << r.text;
-  ASSERT_GE(r.calls.size(), 2u) << r.text;
-  int skeletons = 0;
-  for (const sw::PhaseStats& p : r.stats.phases) skeletons += p.name == "skeleton" ? p.passes : 0;
-  EXPECT_EQ(skeletons, int(r.calls.size()));  // one skeleton pass per call
-  ASSERT_EQ(r.stats.events.size(), r.calls.size());
-  for (size_t i = 0; i < r.calls.size(); ++i) {
-    EXPECT_EQ(r.stats.events[i].index, int(i));
-    EXPECT_EQ(r.stats.events[i].call, r.calls[i]);
+  int several = 0;
+  for (const char* id : {"multiple_178", "parallel_8", "parallel_multiple_7"}) {
+    sw::bfcl::Case c = bfcl_case(id);
+    sw::CallResult r = fresh_call(model(), c.messages, sw::parse_tools(c.functions), weaving(256));
+    if (!r.error.empty()) continue;  // cut off at max_tokens, say: no turn to check
+    several += r.calls.size() >= 2;
+    int skeletons = 0;
+    for (const sw::PhaseStats& p : r.stats.phases) skeletons += p.name == "skeleton" ? p.passes : 0;
+    EXPECT_EQ(skeletons, int(r.calls.size())) << id;  // one skeleton pass per call
+    ASSERT_EQ(r.stats.events.size(), r.calls.size()) << id;
+    for (size_t i = 0; i < r.calls.size(); ++i) {
+      EXPECT_EQ(r.stats.events[i].index, int(i)) << id;
+      EXPECT_EQ(r.stats.events[i].call, r.calls[i]) << id;
+    }
   }
+  EXPECT_GE(several, 1) << "precondition: the model writes a valid turn of several calls for a case of the pool";
+}
+
+// The end of the first call's JSON object in a turn's text (after its closing brace).
+size_t first_call_end(const std::string& text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = text.find('{'); i < text.size(); ++i) {
+    char ch = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{') {
+      ++depth;
+    } else if (ch == '}' && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return text.size();
 }
 
 // parallel_tool_calls false: the turn ends after the first call, which is the one the model
-// writes first without the limit, in every constrained mode.
+// writes first without the limit (up to a near-tie), in every constrained mode; on turns of
+// one call as on turns of several, of which the pool must hold one.
 TEST(Weaver, MaxCallsEndsTheTurn) {
-  sw::bfcl::Case c = bfcl_case("multiple_178");
-  auto tools = sw::parse_tools(c.functions);
-  for (sw::DecodeMode mode : {sw::DecodeMode::SchemaWeaver, sw::DecodeMode::Constrained}) {
-    sw::CallOptions options = weaving(128);
-    options.mode = mode;
-    // Fresh sessions: a prompt reused from the cache has other rounding than one computed whole.
-    sw::CallResult any = sw::Session(model()).call(c.messages, tools, options);
-    ASSERT_GE(any.calls.size(), 2u) << any.text;
-    options.max_calls = 1;
-    sw::CallResult one = sw::Session(model()).call(c.messages, tools, options);
-    ASSERT_TRUE(one.error.empty()) << one.error << "\n" << one.text;
-    ASSERT_EQ(one.calls.size(), 1u) << one.text;
-    EXPECT_EQ(one.calls[0], any.calls[0]) << to_string(mode);
+  int several = 0;
+  for (const char* id : {"multiple_178", "parallel_8", "parallel_multiple_7", "parallel_multiple_98"}) {
+    sw::bfcl::Case c = bfcl_case(id);
+    auto tools = sw::parse_tools(c.functions);
+    for (sw::DecodeMode mode : {sw::DecodeMode::SchemaWeaver, sw::DecodeMode::Constrained}) {
+      sw::CallOptions options = weaving(128);
+      options.mode = mode;
+      // Fresh sessions: a prompt reused from the cache has other rounding than one computed whole.
+      sw::CallResult any = fresh_call(model(), c.messages, tools, options);
+      options.max_calls = 1;
+      sw::CallResult one = fresh_call(model(), c.messages, tools, options);
+      ASSERT_TRUE(one.error.empty()) << id << ": " << one.error << "\n" << one.text;
+      ASSERT_EQ(one.calls.size(), 1u) << one.text;
+      several += any.calls.size() >= 2;
+      Answer first_of_any = answer_of(any), first_of_one = answer_of(one);
+      first_of_any.text.resize(std::min(first_of_any.text.size(), first_call_end(any.text)));
+      first_of_one.text.resize(first_call_end(one.text));
+      EXPECT_TRUE(agree_where_decided(first_of_any, first_of_one)) << id << " " << to_string(mode);
+    }
   }
+  EXPECT_GE(several, 1) << "precondition: the model writes several calls for a case of the pool";
 }
 
 float max_abs_difference(const float* a, const float* b, int n) {

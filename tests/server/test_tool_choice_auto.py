@@ -1,0 +1,106 @@
+"""tool_choice "auto" over HTTP with the official OpenAI client, on real models: every form in
+which the models here begin a call comes back as tool_calls, and a question that wants text
+still gets text.
+
+Each case first asks with tool_choice "none", which returns the model's own free text: its
+beginning must be the case's form (the precondition, reported if it does not hold). The same
+request without tool_choice (auto, what every OpenAI client sends) must then return the call,
+with finish_reason "tool_calls" and no fence or other text as content, whole and streamed.
+
+    python test_tool_choice_auto.py --cli build/apps/cli/schemaweaver --models DIR --tools T.json
+"""
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import openai
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from serve_harness import running_server  # noqa: E402
+
+QWEN_05B = "qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf"
+QWEN_15B = "qwen2.5-coder-1.5b-instruct-Q4_K_M.gguf"
+OSLO = "What is the weather like in Oslo?"
+
+# How each form begins; text begins as none of them.
+FORMS = {
+    "fenced block": r"\s*```\w*\s*[\[{]",
+    "bare JSON": r"\s*\[?\s*\{\s*\"name\"\s*:\s*\"get_weather\"",
+    "python-like call": r"\s*\[?get_weather\(",
+}
+
+
+def form_of(text):
+    return next((form for form, pattern in FORMS.items() if re.match(pattern, text)), "text")
+
+# (model, form, system message, user message): the smallest model that writes each form.
+CASES = [
+    (QWEN_05B, "fenced block", None, OSLO),
+    (QWEN_05B, "bare JSON", "Answer with bare JSON only, never in a code block.", OSLO),
+    (QWEN_15B, "python-like call", 'Reply with one line of the form get_weather(city="...") and nothing else.',
+     "Weather in Oslo?"),
+    (QWEN_05B, "text", None, "Tell me a joke"),
+]
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+    print("ok:", message.split(":")[0], flush=True)
+
+
+def messages_of(system, user):
+    return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+
+
+def run_case(client, tools, form, system, user):
+    messages = messages_of(system, user)
+    free = client.chat.completions.create(model="any", messages=messages, tools=tools, tool_choice="none",
+                                          max_tokens=48)
+    text = free.choices[0].message.content or ""
+    check(form_of(text) == form, f"precondition, the model's own text is a {form}: {text!r}")
+    auto = client.chat.completions.create(model="any", messages=messages, tools=tools, max_tokens=64)
+    choice = auto.choices[0]
+    if form == "text":
+        check(choice.finish_reason == "stop" and not choice.message.tool_calls and choice.message.content,
+              f"auto answers a question that wants text in text: {choice}")
+        return
+    check(choice.finish_reason == "tool_calls", f"auto turns a {form} into a call: {choice}")
+    check(not choice.message.content, f"no fence or other text as content ({form}): {choice.message.content!r}")
+    call = choice.message.tool_calls[0]
+    arguments = json.loads(call.function.arguments)
+    check(call.function.name == "get_weather" and arguments.get("city") == "Oslo", f"the call ({form}): {call}")
+    # Streamed: the same call, assembled from the deltas.
+    name, streamed_arguments, finish = "", "", None
+    for chunk in client.chat.completions.create(model="any", messages=messages, tools=tools, max_tokens=64,
+                                                stream=True):
+        delta = chunk.choices[0].delta
+        for piece in delta.tool_calls or []:
+            name += piece.function.name or ""
+            streamed_arguments += piece.function.arguments or ""
+        finish = chunk.choices[0].finish_reason or finish
+    check(name == "get_weather" and json.loads(streamed_arguments) == arguments and finish == "tool_calls",
+          f"the streamed call equals the whole one ({form}): {name} {streamed_arguments} {finish}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--models", required=True, help="the folder of the fetched models")
+    parser.add_argument("--tools", required=True)
+    args = parser.parse_args()
+    with open(args.tools) as f:
+        tools = json.load(f)
+    for model in sorted({case[0] for case in CASES}):
+        with running_server(args.cli, Path(args.models) / model, "--timeout", 300) as (server, base, _):
+            client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=300)
+            for _, form, system, user in (case for case in CASES if case[0] == model):
+                run_case(client, tools, form, system, user)
+            check(server.poll() is None, f"the server on {model} is still running")
+    print("all tool_choice auto checks passed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
