@@ -46,6 +46,7 @@ struct AgentCommand {
   std::string mode = "schemaweaver";
   int max_rounds = 6;
   int max_tokens = 256;
+  int max_calls = 0;
   bool require_call = false;
   bool json = false;
 
@@ -75,6 +76,7 @@ struct AgentCommand {
     sw::AgentOptions options;
     options.call = spec.options;
     options.call.max_tokens = max_tokens;
+    options.call.max_calls = max_calls;
     options.max_rounds = max_rounds;
     options.first_turn_calls = require_call;
     options.tools = tools;
@@ -110,6 +112,7 @@ void add_agent_command(CLI::App& app) {
   cmd->add_option("--mode", c->mode, "decoding mode of each turn")->capture_default_str();
   cmd->add_option("--max-rounds", c->max_rounds, "model turns at most")->capture_default_str();
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens per turn at most")->capture_default_str();
+  cmd->add_option("--max-calls", c->max_calls, "calls per turn at most (0: any number)")->capture_default_str();
   cmd->add_flag("--require-call", c->require_call, "the first turn must call a tool (then the model decides)");
   cmd->add_flag("--json", c->json, "print the answer and every step as JSON");
   cmd->callback([c] { c->run(); });
