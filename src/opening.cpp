@@ -87,7 +87,7 @@ Fit tagged_call(Cursor c, const CallFormat& format) {
   return format.block_tag.empty() ? Fit::No : literal(c, "<" + format.block_tag + ">");
 }
 
-// ```lang\n and then any other form.
+// ```lang\n and then JSON, the format's tag or a python-like call.
 Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
   Fit fence = literal(c, "```");
   if (fence != Fit::Whole) return fence;
@@ -97,7 +97,11 @@ Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>&
   if (c.at_end()) return Fit::Partial;
   if (!is_space(c.text[c.at])) return Fit::No;
   skip_space(c);
-  return better(better(tagged_call(c, format), json_call(c, tools)), python_call(c, tools));
+  if (c.at_end()) return Fit::Partial;
+  // JSON in a fence is a call whatever its name says: the models here fence the calls they mean
+  // and sometimes put a value where the tool's name belongs.
+  if (c.text[c.at] == '{' || c.text[c.at] == '[') return Fit::Whole;
+  return better(tagged_call(c, format), python_call(c, tools));
 }
 
 }  // namespace

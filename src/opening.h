@@ -3,11 +3,12 @@
 // Left free, models begin a call in more forms than their own format: the format's tag
 // ("<tool_call>"), bare JSON whose first key "name" begins a known tool's name
 // ('{"name": "get_w', '[{"name": "get_w'), a python-like call of a known tool ("get_weather(",
-// "[get_weather("), and any of these in a fenced code block ("```json\n{"name": "get_w",
-// "```tool_code\nget_weather("). Every format recognises all of them: each names a tool
-// explicitly, so a reply in text does not begin that way, while a call in a form the format
-// does not use is still the call the model means. JSON that names no known tool is text (small
-// models answer a joke as {"name": "Joke", ...}). The answer is decoded freely
+// "[get_weather("), and a fenced code block of JSON ("```json\n{", "```\n[") or of the other
+// forms ("```tool_code\nget_weather("). Every format recognises all of them: each is a call
+// written explicitly, so a reply in text does not begin that way, while a call in a form the
+// format does not use is still the call the model means. Bare JSON that names no known tool is
+// text (Qwen2.5-Coder-0.5B answers a joke as {"name": "Joke", ...}); fenced JSON is a call
+// whatever its name (the same model fences calls whose name holds a value). The answer is decoded freely
 // while its beginning could still become one of these forms; once it is one, the caller
 // throws that beginning away and decodes the call under the call grammar of its mode.
 #pragma once

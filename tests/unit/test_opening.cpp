@@ -21,8 +21,8 @@ sw::Opening classify(const std::string& text, const std::string& format = "herme
 TEST(Opening, EveryFormIsACallAndItsPrefixesUndecided) {
   for (std::string format : {"hermes", "smollm2", "json"}) {
     std::vector<std::string> calls = {
-        "```json\n{\n  \"name\": \"g", "```\n[{\"name\": \"g",  "{\"name\": \"g",       "[{\"name\":\"g",
-        "get_weather(",                  "[get_time(",              "```tool_code\nget_weather(", "```python\n[get_time(",
+        "```json\n{",                    "```\n[",  "{\"name\": \"g",       "[{\"name\":\"g",
+        "get_weather(",                  "[get_time(",              "```tool_code\nget_weather(", "```python\nget_time(",
         "  \n{ \"name\" : \"g"};
     if (format != "json") calls.push_back("<tool_call>");
     if (format != "json") calls.push_back("```xml\n<tool_call>");
@@ -36,7 +36,7 @@ TEST(Opening, EveryFormIsACallAndItsPrefixesUndecided) {
 
 TEST(Opening, TextAndJsonThatNamesNoToolAreText) {
   for (const char* text : {"The weather in Oslo", "Sure! ", "{\"name\": \"Joke\"", "{\"city\": \"Oslo\"}",
-                           "[1, 2]", "```\nprint(1)", "```json\n{\"answer\": 42}", "get_weatherman(",
+                           "[1, 2]", "```\nprint(1)", "get_weatherman(",
                            "get_weather is a tool", "{\"name\": \"get_weather_report\"", "<tool>",
                            "Here is the call: {\"name\": \"get_weather\""}) {
     EXPECT_EQ(classify(text), sw::Opening::Text) << text;
