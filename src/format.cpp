@@ -145,6 +145,26 @@ CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_ca
   return by_name("json");
 }
 
+size_t json_object_end(const std::string& text, size_t begin) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = begin; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return std::string::npos;
+}
+
 std::string call_text(const ToolCall& call) {
   return "{\"name\": " + dump_json(Json(call.name)) + ", \"arguments\": " + dump_json(call.arguments) + "}";
 }

@@ -275,9 +275,9 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
     std::vector<float> prompt_logits(after_prompt, after_prompt + model.vocab_size());
     OpeningProbe probe(model, tools);
     generated = generate(context, model, probe, options.max_tokens, nullptr);
-    opening = Decision{0, probe.margin()};
     result.text_reply = !probe.found_call();
     if (probe.found_call()) {
+      opening = Decision{0, probe.margin()};
       opening_passes = generated.passes;
       if (opening_passes.passes > 0)
         s.phases.push_back({"opening", opening_passes.passes, opening_passes.tokens, ms_between(prefilled, Clock::now())});
@@ -298,7 +298,6 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
     s.events = std::move(woven.events);
     s.constraint_ms = woven.constraint_ms;
     s.constraint_steps = woven.constraint_steps;
-    s.decisions = std::move(woven.decisions);
     failure = woven.failure;
   } else {
     auto grammar = options.mode == DecodeMode::Free ? nullptr : build_call_grammar(model.format, tools, options.max_calls);
@@ -310,8 +309,8 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   }
   auto finished = Clock::now();
 
-  if (!weaving || result.text_reply) s.decisions = std::move(generated.decisions);
-  if (opening && !result.text_reply) s.decisions.insert(s.decisions.begin(), *opening);
+  s.decisions = std::move(generated.decisions);
+  if (opening) s.decisions.insert(s.decisions.begin(), *opening);
   result.text = generated.text;
   s.prompt_tokens = int(prompt.size());
   s.prompt_reused_tokens = reused;

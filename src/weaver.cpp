@@ -55,7 +55,7 @@ class Weaver {
     }
     context_.truncate(size_t(context_.used() - draft_left_));  // a guess the turn did not take
     result_.generation.text = turn_;
-    std::stable_sort(result_.decisions.begin(), result_.decisions.end(),
+    std::stable_sort(result_.generation.decisions.begin(), result_.generation.decisions.end(),
                      [](const Decision& a, const Decision& b) { return a.offset < b.offset; });
     return std::move(result_);
   }
@@ -110,7 +110,7 @@ class Weaver {
     draft_left_ = g.draft_left;
     result_.generation.draft_tokens += g.draft_tokens;
     result_.generation.accepted_draft_tokens += g.accepted_draft_tokens;
-    for (const Decision& d : g.decisions) result_.decisions.push_back({turn_.size() + d.offset, d.margin});
+    for (const Decision& d : g.decisions) result_.generation.decisions.push_back({turn_.size() + d.offset, d.margin});
     turn_ += g.text;
     result_.generation.forced_passes += g.forced_passes;
     result_.generation.sampled_tokens += g.sampled_tokens;
@@ -188,7 +188,7 @@ class Weaver {
         // The branch's text starts with the end of its key (the value prefix).
         const size_t text_at = turn_.size() + members.size() + b.skeleton->key_text.size() -
                                b.skeleton->value_prefix.size();
-        for (const Decision& d : b.decisions) result_.decisions.push_back({text_at + d.offset, d.margin});
+        for (const Decision& d : b.decisions) result_.generation.decisions.push_back({text_at + d.offset, d.margin});
         members += b.skeleton->key_text + b.value();
       }
       add_text(members);
@@ -234,25 +234,11 @@ class Weaver {
 
   // The call whose JSON object starts at `begin` in the answer.
   std::optional<ToolCall> call_at(size_t begin) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (size_t i = begin; i < turn_.size(); ++i) {
-      char c = turn_[i];
-      if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{') {
-        ++depth;
-      } else if (c == '}' && --depth == 0) {
-        std::optional<Json> object = parse_decoded(turn_.substr(begin, i + 1 - begin));
-        if (!object) return std::nullopt;
-        return ToolCall{object->at("name").get<std::string>(), object->at("arguments")};
-      }
-    }
-    throw Error("internal: the call is not closed");
+    size_t end = json_object_end(turn_, begin);
+    if (end == std::string::npos) throw Error("internal: the call is not closed");
+    std::optional<Json> object = parse_decoded(turn_.substr(begin, end - begin));
+    if (!object) return std::nullopt;
+    return ToolCall{object->at("name").get<std::string>(), object->at("arguments")};
   }
 
   // The skeleton in one pass: the head in the conversation and in every branch (its cells

@@ -28,7 +28,6 @@ struct WeaveResult {
   double constraint_ms = 0;
   int constraint_steps = 0;
   std::string failure;  // why the answer stopped early ("" if it did not)
-  std::vector<Decision> decisions;  // offsets into generation.text
 };
 
 // `curve` is needed for padding only (may be null otherwise). Times are taken from

@@ -11,6 +11,7 @@
 #include "bfcl_case.h"
 #include "context.h"
 #include "decoder.h"
+#include "format.h"
 #include "model.h"
 #include "schemaweaver/bfcl.h"
 #include "schemaweaver/engine.h"
@@ -282,23 +283,7 @@ TEST(Weaver, SeveralCallsInOneTurn) {
 
 // The end of the first call's JSON object in a turn's text (after its closing brace).
 size_t first_call_end(const std::string& text) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (size_t i = text.find('{'); i < text.size(); ++i) {
-    char ch = text[i];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '{') {
-      ++depth;
-    } else if (ch == '}' && --depth == 0) {
-      return i + 1;
-    }
-  }
-  return text.size();
+  return std::min(text.size(), sw::json_object_end(text, std::min(text.find('{'), text.size())));
 }
 
 // parallel_tool_calls false: the turn ends after the first call, which is the one the model
