@@ -1,5 +1,6 @@
 #include "call_grammar.h"
 
+#include <algorithm>
 #include <map>
 
 namespace sw {
@@ -19,8 +20,10 @@ class SchemaRules {
     return b_.ref(b_.add(name, std::move(alternatives)));
   }
 
-  // {"a": <a>, "b": <b>}: required properties always, optional ones at most once, in order.
-  Sequence object(const std::vector<Property>& properties, const std::string& name) {
+  // {"a": <a>, "b": <b>}: required properties always, optional ones at most once, in the
+  // reference order (see call_grammar.h).
+  Sequence object(const std::vector<Property>& declared, const std::string& name) {
+    const std::vector<Property> properties = reference_order(declared);
     std::vector<Sequence> members = member_sequences(properties, name);
     std::vector<Sequence> tail = member_tails(properties, members, name);
     // The first member present has no leading ", ": it is the first required one, or any
@@ -169,6 +172,12 @@ class SchemaRules {
 };
 
 }  // namespace
+
+std::vector<Property> reference_order(const std::vector<Property>& declared) {
+  std::vector<Property> ordered = declared;
+  std::stable_partition(ordered.begin(), ordered.end(), [](const Property& p) { return p.required; });
+  return ordered;
+}
 
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools, int max_calls) {

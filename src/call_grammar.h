@@ -2,8 +2,10 @@
 // model's call format), one argument value, and the serial pieces of a SchemaWeaver call.
 //
 // Text layout is canonical, as models write JSON: ", " between items and ": " after keys.
-// Arguments appear in the order the schema declares them, required ones always, optional ones
-// at most once each, in declared order.
+// Members of an object appear in the reference order: the required ones first, always, in the
+// order the schema declares them, then the optional ones, each at most once, in declared order.
+// Every mode writes this order, SchemaWeaver included (its branches are the required arguments,
+// its serial tail the optional ones), so that the serial modes are its reference.
 #pragma once
 
 #include <memory>
@@ -14,6 +16,9 @@
 #include "schemaweaver/tools.h"
 
 namespace sw {
+
+// `declared` in the reference order.
+std::vector<Property> reference_order(const std::vector<Property>& declared);
 
 // max_calls: the calls of the turn at most (0: any number).
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,

@@ -35,12 +35,18 @@ void Context::check_room(size_t extra) const {
 }
 
 void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter, size_t scored) {
+  std::vector<bool> kept(tokens.size(), false);
+  for (size_t i = tokens.size() - std::min(scored, tokens.size()); i < tokens.size(); ++i) kept[i] = true;
+  append(tokens, counter, kept);
+}
+
+void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter, const std::vector<bool>& scored) {
   check_room(tokens.size());
   for (size_t start = 0; start < tokens.size(); start += size_t(n_batch_)) {
     size_t count = std::min(tokens.size() - start, size_t(n_batch_));
     std::vector<BatchToken> batch(count);
     for (size_t i = 0; i < count; ++i)
-      batch[i] = {tokens[start + i], llama_pos(history_.size() + i), {kMain}, start + i + scored >= tokens.size()};
+      batch[i] = {tokens[start + i], llama_pos(history_.size() + i), {kMain}, scored[start + i]};
     decode(batch, counter);
   }
 }

@@ -48,6 +48,10 @@ class Context {
   // keeping the logits of the last `scored` tokens (a speculative draft is scored whole).
   // Throws Error if the context is full.
   void append(const std::vector<llama_token>& tokens, PassCounter& counter, size_t scored = 1);
+  // The same, keeping the logits of the tokens marked in `scored` (one flag per token). Only
+  // the last pass's logits stay readable, so a caller that needs them all keeps the tokens
+  // within one batch.
+  void append(const std::vector<llama_token>& tokens, PassCounter& counter, const std::vector<bool>& scored);
   // Makes the context hold exactly `prompt`, keeping the cached prefix it shares with what the
   // context holds now (a repeated system prompt and tool list is not computed again). At least
   // the last token is recomputed, for its logits. Returns the number of tokens reused.

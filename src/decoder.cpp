@@ -40,8 +40,8 @@ class FreeStrategy : public Strategy {
 // Constrained decoding over the call grammar; with `jump` set, also jump-forward decoding.
 class GrammarStrategy : public Strategy {
  public:
-  GrammarStrategy(const Model::Impl& model, std::shared_ptr<const Grammar> grammar, bool jump)
-      : model_(model), matcher_(std::move(grammar)), jump_(jump) {}
+  GrammarStrategy(const Model::Impl& model, Matcher from, bool jump)
+      : model_(model), matcher_(std::move(from)), jump_(jump) {}
 
   Step start() override {
     if (!jump_) return {};
@@ -51,21 +51,8 @@ class GrammarStrategy : public Strategy {
 
   Step next(const float* logits) override {
     auto started = Clock::now();
-    std::optional<ByteSet> first_bytes;  // computed only if the top candidates are all rejected
     float margin = kNoRival;
-    llama_token token = pick_greedy(
-        logits, model_.vocab_size(), order_,
-        [&](llama_token t) {
-          if (model_.is_end_of_generation(t)) return matcher_.can_end();
-          const std::string& piece = model_.pieces[size_t(t)];
-          return !piece.empty() && matcher_.accepts(piece);
-        },
-        [&](llama_token t) {
-          if (!first_bytes) first_bytes = matcher_.next_bytes();
-          const std::string& piece = model_.pieces[size_t(t)];
-          return model_.is_end_of_generation(t) || (!piece.empty() && first_bytes->test((unsigned char)piece[0]));
-        },
-        &margin);
+    llama_token token = pick_constrained(model_, matcher_, logits, order_, &margin);
     Step step;
     if (token < 0 || model_.is_end_of_generation(token)) {
       step.stop = true;
@@ -100,18 +87,24 @@ class GrammarStrategy : public Strategy {
   // After a sampled token: if the grammar forces everything that is left, the answer is
   // complete now (no pass decodes text that nothing can change); otherwise the forced step.
   Step jump_step(llama_token sampled, const std::string& sampled_text) {
-    Step step = finished_step();
+    Step step = finished_step(sampled, sampled_text);
     if (!step.complete) return forced_step(sampled, sampled_text);
     step.tokens.insert(step.tokens.begin(), sampled);
     step.sampled = 1;
     return step;
   }
 
-  // If the grammar forces all the text that is left, that text as a complete step.
-  Step finished_step() {
+  // If the grammar forces all the text that is left, that text as a complete step. Not where
+  // the text, read together with the `sampled` token before it, spells an atomic token other
+  // than that one: the model decides how it writes that (see forced_step), and what comes
+  // after (the next phase, another call) goes on from its choice.
+  Step finished_step(std::optional<llama_token> sampled = std::nullopt, const std::string& sampled_text = "") {
     std::string rest = matcher_.forced_text();
     Matcher end = matcher_;
     if (rest.empty() || !end.advance(rest) || end.can_continue()) return {};
+    std::vector<llama_token> joint = model_.tokenize(sampled_text + rest, false);
+    auto from = joint.begin() + (sampled && !joint.empty() && joint.front() == *sampled ? 1 : 0);
+    if (std::any_of(from, joint.end(), [&](llama_token t) { return model_.is_atomic(t); })) return {};
     matcher_ = std::move(end);
     return {model_.tokenize(rest, false), 0, true, false};
   }
@@ -174,6 +167,24 @@ void CallTracker::feed(const std::string& text) {
       closed_ms_.push_back(ms_since(origin_));
     }
   }
+}
+
+llama_token pick_constrained(const Model::Impl& model, const Matcher& matcher, const float* logits,
+                             std::vector<llama_token>& order, float* margin) {
+  std::optional<ByteSet> first_bytes;  // computed only if the top candidates are all rejected
+  return pick_greedy(
+      logits, model.vocab_size(), order,
+      [&](llama_token t) {
+        if (model.is_end_of_generation(t)) return matcher.can_end();
+        const std::string& piece = model.pieces[size_t(t)];
+        return !piece.empty() && matcher.accepts(piece);
+      },
+      [&](llama_token t) {
+        if (!first_bytes) first_bytes = matcher.next_bytes();
+        const std::string& piece = model.pieces[size_t(t)];
+        return model.is_end_of_generation(t) || (!piece.empty() && first_bytes->test((unsigned char)piece[0]));
+      },
+      margin);
 }
 
 llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
@@ -241,11 +252,15 @@ std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const Model::Impl& mode
   switch (mode) {
     case DecodeMode::Free: return std::make_unique<FreeStrategy>(model);
     case DecodeMode::Constrained:
-    case DecodeMode::Speculative: return std::make_unique<GrammarStrategy>(model, grammar, false);
-    case DecodeMode::JumpForward: return std::make_unique<GrammarStrategy>(model, grammar, true);
+    case DecodeMode::Speculative: return std::make_unique<GrammarStrategy>(model, Matcher(grammar), false);
+    case DecodeMode::JumpForward: return make_jump_forward(model, Matcher(grammar));
     case DecodeMode::SchemaWeaver: break;  // not one strategy: see weaver.h
   }
   throw Error("unknown decode mode");
+}
+
+std::unique_ptr<Strategy> make_jump_forward(const Model::Impl& model, Matcher from) {
+  return std::make_unique<GrammarStrategy>(model, std::move(from), true);
 }
 
 namespace {

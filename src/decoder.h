@@ -50,6 +50,10 @@ class Strategy {
 std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const Model::Impl& model,
                                         std::shared_ptr<const Grammar> grammar);
 
+// Jump-forward decoding that starts where `from` stands: the text it has consumed is in the
+// cache already (a call taken over half-way, as SchemaWeaver's verification does).
+std::unique_ptr<Strategy> make_jump_forward(const Model::Impl& model, Matcher from);
+
 using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point from, Clock::time_point to);
@@ -119,5 +123,10 @@ llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_toke
                         const std::function<bool(llama_token)>& allowed,
                         const std::function<bool(llama_token)>& may_be_allowed = nullptr,
                         float* margin = nullptr);
+
+// The constrained decoders' choice: the best token by logit whose text `matcher` accepts, or
+// end of generation where it can end; -1 if none. `margin` as for pick_greedy.
+llama_token pick_constrained(const Model::Impl& model, const Matcher& matcher, const float* logits,
+                             std::vector<llama_token>& order, float* margin = nullptr);
 
 }  // namespace sw

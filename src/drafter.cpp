@@ -58,6 +58,22 @@ std::vector<llama_token> PromptLookup::propose(const std::vector<llama_token>& h
   return draft;
 }
 
+std::vector<llama_token> ReferenceLookup::propose(const std::vector<llama_token>& history, int carried, int limit) {
+  const size_t size = history.size();
+  for (size_t n = std::min<size_t>(kMaxNgram, size); n >= 1; --n) {
+    auto suffix = history.end() - long(n);
+    for (size_t start = cursor_; start + n < reference_.size(); ++start) {
+      if (!std::equal(suffix, history.end(), reference_.begin() + long(start))) continue;
+      cursor_ = start + n;
+      size_t count = std::min(reference_.size() - cursor_, size_t(std::max(std::min(limit, kMaxDraft), 0)));
+      std::vector<llama_token> draft(reference_.begin() + long(cursor_), reference_.begin() + long(cursor_ + count));
+      draft.resize(size_t(best_length(std::max(carried, 1), int(draft.size()), acceptance())));
+      return draft;
+    }
+  }
+  return PromptLookup::propose(history, carried, limit);
+}
+
 std::vector<llama_token> ModelDraft::propose(const std::vector<llama_token>& history, int carried, int limit) {
   int length = best_length(std::max(carried, 1), std::min(limit, kMaxDraft), acceptance(), draft_pass_ms_);
   if (length == 0) return {};

@@ -63,6 +63,21 @@ class PromptLookup : public Drafter {
   std::vector<llama_token> propose(const std::vector<llama_token>& history, int carried, int limit) override;
 };
 
+// Drafts from a text the answer is expected to follow (SchemaWeaver's parallel values, once
+// verification has taken a call over serially): the tokens after the first place, from where
+// the last draft came from on, where the reference holds the answer's last tokens; prompt
+// lookup where the answer has left it.
+class ReferenceLookup : public PromptLookup {
+ public:
+  ReferenceLookup(const CostCurve* curve, std::vector<llama_token> reference)
+      : PromptLookup(curve), reference_(std::move(reference)) {}
+  std::vector<llama_token> propose(const std::vector<llama_token>& history, int carried, int limit) override;
+
+ private:
+  std::vector<llama_token> reference_;
+  size_t cursor_ = 0;  // where the last draft was found
+};
+
 // The tokens that followed the latest earlier occurrence of the longest suffix of `history`
 // (PromptLookup::kMaxNgram tokens down to 1) that occurred before, at most `limit` of them.
 std::vector<llama_token> lookup_continuation(const std::vector<llama_token>& history, int limit);

@@ -298,6 +298,7 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
     s.events = std::move(woven.events);
     s.constraint_ms = woven.constraint_ms;
     s.constraint_steps = woven.constraint_steps;
+    s.verification = woven.verification;
     failure = woven.failure;
   } else {
     auto grammar = options.mode == DecodeMode::Free ? nullptr : build_call_grammar(model.format, tools, options.max_calls);

@@ -29,12 +29,14 @@ struct Branch {
   const SkeletonBranch* skeleton;
   llama_seq_id sequence;
   llama_pos next_pos;
+  std::shared_ptr<const Grammar> grammar;  // of the value, after skeleton->value_prefix
   Matcher matcher;
   std::string text;                  // decoded so far, starting with skeleton->value_prefix
   std::vector<llama_token> cached;   // the tokens in the branch's cells after the head
   std::vector<float> logits;         // of the branch's last token
   bool done = false;
-  std::vector<Decision> decisions;   // offsets into `text`
+  std::vector<llama_token> picks;    // the tokens chosen; all but the last are in `cached`
+  std::vector<Decision> decisions;   // one per pick, offsets into `text`
 
   // The JSON text of the value (without the skeleton's prefix).
   std::string value() const { return text.substr(skeleton->value_prefix.size()); }
@@ -68,13 +70,16 @@ class Weaver {
   int budget() const { return options_.max_tokens - result_.generation.sampled_tokens; }
 
   // The decided text that is not yet in the conversation's cache.
-  std::string pending() const {
+  std::string pending() const { return turn_.substr(cached_text_size(size_t(context_.used() - draft_left_))); }
+
+  // The size of the answer's text that the conversation's first `length` tokens hold.
+  size_t cached_text_size(size_t length) const {
     std::vector<llama_token> written(context_.history().begin() + long(prompt_size_),
-                                     context_.history().end() - draft_left_);
+                                     context_.history().begin() + long(length));
     std::string in_cache = model_.detokenize(written);
     if (turn_.compare(0, in_cache.size(), in_cache) != 0)
       throw Error("internal: the cache holds text the answer does not");
-    return turn_.substr(in_cache.size());
+    return in_cache.size();
   }
 
   PhaseStats& phase(const std::string& name) {
@@ -102,11 +107,17 @@ class Weaver {
   // Runs the serial decode loop (jump-forward) over `grammar`, whose text starts with what is
   // pending. Returns whether the grammar was completed.
   bool serial(const std::string& name, std::shared_ptr<const Grammar> grammar, const std::string& pending_text) {
+    return serial(name, make_strategy(DecodeMode::JumpForward, model_, std::move(grammar)), pending_text);
+  }
+
+  // The same with a jump-forward `strategy` that starts where the cache's text ends, followed
+  // by `pending_text`; a `drafter` offers drafts.
+  bool serial(const std::string& name, std::unique_ptr<Strategy> strategy, const std::string& pending_text,
+              Drafter* drafter = nullptr) {
     auto started = Clock::now();
-    std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::JumpForward, model_, std::move(grammar));
     tracker_.skip(pending_text.size());
     turn_.resize(turn_.size() - pending_text.size());
-    GenerationResult g = generate(context_, model_, *strategy, budget(), &tracker_, nullptr, draft_left_);
+    GenerationResult g = generate(context_, model_, *strategy, budget(), &tracker_, drafter, draft_left_);
     draft_left_ = g.draft_left;
     result_.generation.draft_tokens += g.draft_tokens;
     result_.generation.accepted_draft_tokens += g.accepted_draft_tokens;
@@ -179,6 +190,7 @@ class Weaver {
     std::optional<ToolCall> provisional;
     bool final_emitted = false;
     const bool last_call = options_.max_calls > 0 && index + 1 >= options_.max_calls;
+    std::optional<Verdict> verdict;
     if (!args.empty()) {
       std::vector<Branch> branches = prefill_skeleton(args);
       if (!decode_values(branches)) return false;
@@ -191,12 +203,14 @@ class Weaver {
         for (const Decision& d : b.decisions) result_.generation.decisions.push_back({text_at + d.offset, d.margin});
         members += b.skeleton->key_text + b.value();
       }
-      add_text(members);
+      const size_t untracked = turn_.size();  // the tracker sees the call once it stands
+      turn_ += members;
       std::optional<Json> arguments = parse_decoded("{" + members + "}");
       if (!arguments) return false;
       ToolCall call{tool.name, *arguments};
       double at = ms_between(tracker_.origin(), Clock::now());
-      if (later.empty()) {
+      const bool verifying = options_.weaver.verify;
+      if (later.empty() && !verifying) {
         emit(CallEvent::Kind::Final, index, call, at);
         final_emitted = true;
       } else if (tool.read_only && options_.weaver.provisional) {
@@ -206,11 +220,32 @@ class Weaver {
       // A guess costs its tokens in the pass, which a turn of one call wastes: guess once the
       // turn has shown several calls, and stop after a guess that was not taken.
       bool guess = options_.weaver.whole_turn && !last_call && index >= 1 && !guess_failed_;
-      write_back(branches, guess ? &tool : nullptr);
+      WriteBack written = write_back(branches, guess ? &tool : nullptr, verifying);
+      if (written.checked) {
+        verdict = verify(branches, written, tool, last_call);
+        if (!verdict->repaired && later.empty()) {
+          // A provisional call that stands was executable when it was emitted.
+          emit(CallEvent::Kind::Final, index, call,
+               provisional ? result_.events.back().at_ms : ms_between(tracker_.origin(), Clock::now()));
+          final_emitted = true;
+        }
+      } else if (verifying) {
+        result_.verification.unverified_calls += 1;
+      }
+      tracker_.feed(turn_.substr(untracked));
     }
-    std::string rest = pending();
-    if (!serial("optional", build_tail_grammar(rest, model_.format, later, !args.empty(), last_call), rest))
-      return false;
+    if (verdict) {
+      // The serial reference writes the rest of the call from where its choices stand.
+      std::unique_ptr<Drafter> drafter;
+      if (verdict->repaired) drafter = std::make_unique<ReferenceLookup>(curve_, verdict->rest);
+      if (!serial(verdict->repaired ? "repair" : "optional", make_jump_forward(model_, verdict->reference), "",
+                  drafter.get()))
+        return false;
+    } else {
+      std::string rest = pending();
+      if (!serial("optional", build_tail_grammar(rest, model_.format, later, !args.empty(), last_call), rest))
+        return false;
+    }
     if (!final_emitted) {
       std::optional<ToolCall> closed = call_at(call_start_);
       if (!closed) return false;
@@ -270,8 +305,8 @@ class Weaver {
       for (size_t j = 0; j < sk.tokens.size(); ++j)
         batch.push_back({sk.tokens[j], pos++, {all[i + 1]}, j + 1 == sk.tokens.size()});
       last_index.push_back(int(batch.size()) - 1);
-      branches.push_back({&sk, all[i + 1], pos, Matcher(build_value_grammar(sk.argument->schema, sk.value_prefix)),
-                          "", sk.tokens, {}, false, {}});
+      auto grammar = build_value_grammar(sk.argument->schema, sk.value_prefix);
+      branches.push_back({&sk, all[i + 1], pos, grammar, Matcher(grammar), "", sk.tokens, {}, false, {}, {}});
     }
     PassCounter passes;
     context_.decode(batch, passes);
@@ -356,25 +391,39 @@ class Weaver {
     return token;
   }
 
+  // What choosing `token` makes of a value whose matcher stands at `value`.
+  struct Settled {
+    std::string text;  // the bytes the token adds to the value
+    Matcher matcher;   // after them
+    bool done;         // the value is complete
+  };
+
+  Settled settle(const Matcher& value, llama_token token) const {
+    Fit f = fit(value, token);
+    Settled s{model_.pieces[size_t(token)].substr(0, f.used), value, f.kind == Fit::Ends};
+    s.matcher.advance_prefix(s.text);
+    if (s.done) return s;
+    // Text the value's grammar forces to its end (the rest of an enum member, "rue" after "t")
+    // needs no pass.
+    std::string forced = s.matcher.forced_text();
+    Matcher end = s.matcher;
+    if (!forced.empty() && end.advance(forced) && !end.can_continue()) {
+      s.text += forced;
+      s.matcher = std::move(end);
+      s.done = true;
+    }
+    return s;
+  }
+
   // Adds the token the model chose by `margin` to the value; the branch is done when its value
   // is complete.
   void apply(Branch& b, llama_token token, float margin) {
-    const std::string& piece = model_.pieces[size_t(token)];
     b.decisions.push_back({b.text.size(), margin});
-    Fit f = fit(b.matcher, token);
-    b.matcher.advance_prefix(piece.substr(0, f.used));
-    b.text += piece.substr(0, f.used);
-    b.done = f.kind == Fit::Ends;
-    if (b.done) return;
-    // Text the value's grammar forces to its end (the rest of an enum member, "rue" after "t")
-    // needs no pass.
-    std::string forced = b.matcher.forced_text();
-    Matcher end = b.matcher;
-    if (!forced.empty() && end.advance(forced) && !end.can_continue()) {
-      b.text += forced;
-      b.matcher = std::move(end);
-      b.done = true;
-    }
+    b.picks.push_back(token);
+    Settled s = settle(b.matcher, token);
+    b.text += s.text;
+    b.matcher = std::move(s.matcher);
+    b.done = s.done;
   }
 
   // A branch's part of one pass: its next token at `index` of the batch, and a draft from
@@ -506,64 +555,203 @@ class Weaver {
   // values, as a serial decoder would have them in its cache, and the text between them (a
   // value's last token, which never had a pass, then ", " and the next argument's name)
   // tokenized as one piece so that the tokenizer fuses across that seam ('",' is one token).
-  // Empty if the pieces do not add up to the text (then the text is tokenized whole).
-  std::vector<llama_token> sampled_call_tokens(const std::vector<Branch>& branches, const std::string& text) const {
-    std::vector<llama_token> tokens = branches.front().cached;
+  struct Assembled {
+    std::vector<llama_token> tokens;  // empty if the pieces do not add up to the call's text
+    std::vector<size_t> value_at;     // per branch: where the tokens of its value start
+  };
+
+  Assembled assemble(const std::vector<Branch>& branches, const std::string& text) const {
+    Assembled a{branches.front().cached, {}};
     for (size_t i = 0; i < branches.size(); ++i) {
       const Branch& b = branches[i];
-      std::vector<llama_token> passed(b.cached.begin() + long(b.skeleton->tokens.size()), b.cached.end());
-      std::string seam = b.text.substr(std::min(b.text.size(), model_.detokenize(passed).size()));
+      const auto value_begin = b.cached.begin() + long(b.skeleton->tokens.size());
+      a.value_at.push_back(i == 0 ? b.skeleton->tokens.size() : a.tokens.size());
+      if (i > 0) a.tokens.insert(a.tokens.end(), value_begin, b.cached.end());
+      std::string seam = b.text.substr(std::min(b.text.size(), model_.detokenize({value_begin, b.cached.end()}).size()));
       if (i + 1 < branches.size()) {
         const SkeletonBranch& next = *branches[i + 1].skeleton;
         if (next.value_prefix.size() > next.key_text.size()) return {};
         seam += ", " + next.key_text.substr(0, next.key_text.size() - next.value_prefix.size());
       }
       std::vector<llama_token> seam_tokens = model_.tokenize(seam, false);
-      tokens.insert(tokens.end(), seam_tokens.begin(), seam_tokens.end());
-      if (i + 1 < branches.size()) {
-        const Branch& n = branches[i + 1];
-        tokens.insert(tokens.end(), n.cached.begin() + long(n.skeleton->tokens.size()), n.cached.end());
-      }
+      a.tokens.insert(a.tokens.end(), seam_tokens.begin(), seam_tokens.end());
     }
-    return model_.detokenize(tokens) == text ? tokens : std::vector<llama_token>{};
+    if (model_.detokenize(a.tokens) != text) return {};
+    return a;
   }
+
+  // The index of the token whose logits decide a branch's k-th pick (the token before it);
+  // the last pick's token is the first of the seam after the value.
+  static size_t deciding_token(const Assembled& a, size_t branch, size_t k) { return a.value_at[branch] + k - 1; }
+
+  // What the write-back put into the conversation after the head.
+  struct WriteBack {
+    Assembled call;             // checked: the tokens written, up to the last value's last token
+    size_t head_end = 0;        // the conversation's length before them
+    size_t adopted = 0;         // of them, taken from the first branch's cells (no logits)
+    bool checked = false;       // the logits of every choice to verify were kept
+    std::vector<llama_token> rest;  // checked: the assembled call's tokens after those written
+  };
 
   // Drops the branches and prefills the assembled call into the conversation in one pass. The
   // first branch's cells hold exactly what the call holds after the head (its argument comes
-  // first), so they are handed to the conversation instead of being computed again. The
-  // prefill stops at a token boundary that what may follow (the end of the arguments, or
-  // another argument) cannot move: where the tokenizer would fuse the value's end with that
-  // ('"}' is one token), the end is left to the serial decision after the values. With a
-  // `next_tool`, a guess of the turn going on with a call of it goes into the same pass, behind
-  // the call, as a draft that the phases after it check (WeaverOptions::whole_turn).
-  void write_back(const std::vector<Branch>& branches, const ToolSpec* next_tool) {
+  // first), so they are handed to the conversation instead of being computed again.
+  //
+  // Verified (`check`), the pass keeps the logits where the branches made a choice that the
+  // serial reference may make differently (see verify) and stops after the last value's last
+  // token: how the last value ends is the reference's choice. Unverified, the prefill stops at
+  // a token boundary that what may follow (the end of the arguments, or another argument)
+  // cannot move: where the tokenizer would fuse the value's end with that ('"}' is one token),
+  // the end is left to the serial decision after the values.
+  //
+  // With a `next_tool`, a guess of the turn going on with a call of it goes into the same pass,
+  // behind the call, as a draft that the phases after it check (WeaverOptions::whole_turn).
+  WriteBack write_back(const std::vector<Branch>& branches, const ToolSpec* next_tool, bool check) {
     auto started = Clock::now();
     std::string text = pending();
-    std::vector<llama_token> tokens = sampled_call_tokens(branches, text);
-    if (tokens.empty()) tokens = model_.tokenize(text, false);
-    // The last token is held back if it may fuse with what follows.
-    std::string held_back;
-    std::string last = model_.pieces[size_t(tokens.back())];
-    if (tokens.size() > 1 && !cut_at_boundary(model_, last, {"}", ", \""}).left.empty()) {
-      held_back = last;
-      tokens.pop_back();
+    WriteBack w{assemble(branches, text), size_t(context_.used()), 0, false, {}};
+    std::vector<llama_token>& tokens = w.call.tokens;
+    std::string held_back;  // the call's text after the tokens written
+    if (check && !tokens.empty()) {
+      const size_t end = w.call.value_at.back() + branches.back().picks.size() - 1;
+      w.rest.assign(tokens.begin() + long(end), tokens.end());
+      held_back = model_.detokenize(w.rest);
+      tokens.resize(end);
+      w.checked = true;
+    } else {
+      if (tokens.empty()) tokens = model_.tokenize(text, false);
+      std::string last = model_.pieces[size_t(tokens.back())];
+      if (tokens.size() > 1 && !cut_at_boundary(model_, last, {"}", ", \""}).left.empty()) {
+        held_back = last;
+        tokens.pop_back();
+      }
     }
-    // Adopted cells: the first branch's, but at least one token is computed, for its logits.
-    const std::vector<llama_token>& first = branches.front().cached;
-    size_t adopt = 0;
-    while (adopt + 1 < tokens.size() && adopt < first.size() && tokens[adopt] == first[adopt]) ++adopt;
-    context_.adopt(branches.front().sequence, {tokens.begin(), tokens.begin() + long(adopt)});
+    // Adopted cells: the first branch's, but at least one token is computed, for its logits -
+    // unless the first branch's own last logits are those (verified, the tokens end with its
+    // value: a call of one branch needs no pass here).
+    const Branch& first = branches.front();
+    size_t& adopt = w.adopted;
+    const size_t computed_at_least = w.checked && first.cached.size() >= tokens.size() ? 0 : 1;
+    while (adopt + computed_at_least < tokens.size() && adopt < first.cached.size() && tokens[adopt] == first.cached[adopt])
+      ++adopt;
+    context_.adopt(first.sequence, {tokens.begin(), tokens.begin() + long(adopt)});
     for (const Branch& b : branches) context_.drop(b.sequence);
     std::vector<llama_token> computed(tokens.begin() + long(adopt), tokens.end());
-    std::vector<llama_token> draft = next_tool ? next_call_guess(*next_tool, held_back) : std::vector<llama_token>{};
+    if (computed.empty()) context_.rewind(size_t(context_.used()), first.logits);
+    std::vector<bool> scored(computed.size(), false);
+    if (w.checked) {
+      for (size_t i = 0; i < branches.size(); ++i) {
+        for (size_t k = i == 0 ? branches[i].picks.size() - 1 : 0; k < branches[i].picks.size(); ++k) {
+          size_t at = deciding_token(w.call, i, k);
+          if (at >= adopt) scored[at - adopt] = true;
+        }
+      }
+      // Logits are read from the last pass only.
+      if (computed.size() > size_t(context_.batch_limit())) w.checked = false;
+    }
+    if (!scored.empty()) scored.back() = true;
+    // A guess needs a pass to go into (and the logits before it).
+    std::vector<llama_token> draft =
+        next_tool && !computed.empty() ? next_call_guess(*next_tool, held_back) : std::vector<llama_token>{};
     if (size_t(context_.used()) + computed.size() + draft.size() > size_t(context_.size())) draft.clear();
     computed.insert(computed.end(), draft.begin(), draft.end());
+    scored.resize(computed.size(), true);
     PassCounter passes;
-    context_.append(computed, passes, draft.size() + 1);
+    context_.append(computed, passes, scored);
     draft_left_ = int(draft.size());
     guessed_ = !draft.empty();
     result_.generation.forced_passes += passes.passes;
     count("write-back", passes, started);
+    return w;
+  }
+
+  // The serial reference's matcher for the current call, standing after the first `length`
+  // bytes of the answer: jump-forward over the call's grammar, the arguments in the order the
+  // weaver writes them (the branches' first, then the later ones).
+  Matcher reference_matcher(const ToolSpec& tool, bool last_call, size_t length) const {
+    std::vector<Property> arguments;
+    for (const Property* p : branch_arguments(tool)) {
+      arguments.push_back(*p);
+      arguments.back().required = true;
+    }
+    for (const Property& p : later_arguments(tool)) arguments.push_back(p);
+    Matcher m(build_tail_grammar("{\"name\": " + dump_json(Json(tool.name)) + ", \"arguments\": ", model_.format,
+                                 arguments, false, last_call));
+    if (!m.advance(std::string_view(turn_).substr(call_start_, length - call_start_)))
+      throw Error("internal: the call left its reference grammar");
+    return m;
+  }
+
+  // Whether the reference's `choice` for a branch's k-th pick makes the same value: the same
+  // token, or for the last pick, another token that ends the value with the same text (what
+  // it holds beyond the value is the skeleton's to write).
+  bool same_choice(const Branch& b, size_t k, llama_token choice) const {
+    if (choice == b.picks[k]) return true;
+    if (choice < 0 || k + 1 < b.picks.size()) return false;
+    Matcher before(b.grammar);
+    before.advance(std::string_view(b.text).substr(0, b.decisions[k].offset));
+    Settled theirs = settle(before, choice);
+    return theirs.done && theirs.text == settle(before, b.picks[k]).text;
+  }
+
+  struct Verdict {
+    Matcher reference;  // the serial reference's matcher where the call stands now
+    bool repaired = false;
+    std::vector<llama_token> rest;  // the assembled call's tokens after where it stands
+  };
+
+  // Lossless SchemaWeaver: the branches' values are a draft of the call, checked on the logits
+  // of the write-back pass, where every value token sees the whole call before it. Each choice
+  // is compared with the serial reference's (constrained greedy over the call's grammar); the
+  // call is kept up to the first disagreement and the cache cut there. The first branch saw
+  // exactly what the conversation holds, so only how its value ends can differ. Returns where
+  // the reference goes on from, with the rest of the assembled call as its draft.
+  Verdict verify(const std::vector<Branch>& branches, const WriteBack& w, const ToolSpec& tool, bool last_call) {
+    auto started = Clock::now();
+    const std::vector<llama_token>& tokens = w.call.tokens;
+    Matcher m = reference_matcher(tool, last_call, cached_text_size(w.head_end));
+    size_t at = 0;  // tokens the matcher has consumed
+    auto advance_to = [&](size_t index) {
+      for (; at < index; ++at) {
+        if (!m.advance(model_.pieces[size_t(tokens[at])])) throw Error("internal: the call left its reference grammar");
+      }
+    };
+    std::optional<size_t> cut;  // the first token that the reference chooses differently
+    for (size_t i = 0; i < branches.size() && !cut; ++i) {
+      const Branch& b = branches[i];
+      for (size_t k = i == 0 ? b.picks.size() - 1 : 0; k < b.picks.size(); ++k) {
+        const size_t decider = deciding_token(w.call, i, k);
+        advance_to(decider + 1);
+        const float* logits = decider >= w.adopted ? context_.logits_after(w.head_end + decider + 1) : b.logits.data();
+        result_.verification.checked_tokens += 1;
+        if (!same_choice(b, k, pick_constrained(model_, m, logits, order_))) {
+          cut = decider + 1;
+          for (size_t j = i; j < branches.size(); ++j) result_.verification.discarded_tokens += int(branches[j].picks.size());
+          result_.verification.discarded_tokens -= int(k);
+          break;
+        }
+      }
+    }
+    if (!cut) advance_to(tokens.size());
+    Verdict v{m, bool(cut), {}};
+    if (cut) {
+      result_.verification.repaired_calls += 1;
+      v.rest.assign(tokens.begin() + long(*cut), tokens.end());
+      v.rest.insert(v.rest.end(), w.rest.begin(), w.rest.end());
+      const size_t length = w.head_end + *cut;
+      if (*cut - 1 < w.adopted) context_.rewind(length, branches.front().logits);
+      else context_.truncate(length);
+      draft_left_ = 0;
+      guessed_ = false;
+    }
+    // What the cache does not hold is the reference's to write.
+    turn_.resize(cached_text_size(size_t(context_.used() - draft_left_)));
+    auto& decisions = result_.generation.decisions;
+    decisions.erase(std::remove_if(decisions.begin(), decisions.end(),
+                                   [&](const Decision& d) { return d.offset >= turn_.size(); }),
+                    decisions.end());
+    phase("verify").ms += ms_between(started, Clock::now());
+    return v;
   }
 
   Context& context_;

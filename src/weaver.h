@@ -27,6 +27,7 @@ struct WeaveResult {
   std::vector<CallEvent> events;
   double constraint_ms = 0;
   int constraint_steps = 0;
+  VerificationStats verification;
   std::string failure;  // why the answer stopped early ("" if it did not)
 };
 

@@ -41,10 +41,11 @@ ModeSpec parse_mode_spec(const std::string& text) {
     else if (flag == "no-provisional") spec.options.weaver.provisional = false;
     else if (flag == "drafts") spec.options.weaver.drafts = true;
     else if (flag == "whole-turn") spec.options.weaver.whole_turn = true;
+    else if (flag == "unverified") spec.options.weaver.verify = false;
     else if (flag == "given-args") spec.given_arguments = true;
     else if (flag == "read-only") spec.read_only_tools = true;
     else throw sw::Error("'" + text + "': unknown switch '" + flag +
-                         "' (known: auto, no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args, read-only)");
+                         "' (known: auto, no-parallel, no-padding, no-provisional, drafts, whole-turn, unverified, given-args, read-only)");
   }
   return spec;
 }
@@ -70,7 +71,11 @@ sw::Json stats_json(const sw::CallStats& s) {
           {"call_tokens", s.call_tokens}, {"sampled_tokens", s.sampled_tokens},
           {"constraint_ms", s.constraint_ms}, {"constraint_steps", s.constraint_steps},
           {"draft_tokens", s.draft_tokens}, {"accepted_draft_tokens", s.accepted_draft_tokens},
-          {"peak_rss_kb", s.peak_rss_kb}, {"phases", phases}};
+          {"peak_rss_kb", s.peak_rss_kb}, {"phases", phases},
+          {"verification",
+           {{"checked_tokens", s.verification.checked_tokens}, {"repaired_calls", s.verification.repaired_calls},
+            {"discarded_tokens", s.verification.discarded_tokens},
+            {"unverified_calls", s.verification.unverified_calls}}}};
 }
 
 sw::Json events_json(const std::vector<sw::CallEvent>& events) {

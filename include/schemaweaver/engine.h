@@ -98,6 +98,11 @@ struct WeaverOptions {
   // phases after it check the guess on the logits of that pass, as a draft, and skip the passes
   // of what they find right there; after a guess that was not taken the turn goes on without.
   bool whole_turn = false;
+  // Lossless: every value the branches decoded is checked on the logits of the write-back pass
+  // against the choice of the serial reference (jump-forward, the same grammar and key order);
+  // from the first disagreement on, the reference writes the call, the branches' text its
+  // draft. The calls are then the reference's. False: the branches' values stand as decoded.
+  bool verify = true;
 };
 
 // A call as soon as it can be executed (SchemaWeaver emits it before the turn is finished).
@@ -173,6 +178,14 @@ struct PhaseStats {
 
 // What one call cost. A pass is one llama_decode; prefill passes carry the prompt (or a
 // forced run of text), decode passes carry one sampled token each.
+// SchemaWeaver's check of its parallel values against the serial reference (WeaverOptions::verify).
+struct VerificationStats {
+  int checked_tokens = 0;    // value choices checked on the logits of the write-back pass
+  int repaired_calls = 0;    // calls whose values the reference chose differently
+  int discarded_tokens = 0;  // value tokens from the first disagreement on, decided again serially
+  int unverified_calls = 0;  // calls written back without the logits to check them (none expected)
+};
+
 struct CallStats {
   int prompt_tokens = 0;
   int prompt_reused_tokens = 0;  // of which came from the KV cache of the previous call
@@ -191,6 +204,7 @@ struct CallStats {
   int constraint_steps = 0;   // token choices checked against a constraint
   int draft_tokens = 0;       // speculative: draft tokens checked
   int accepted_draft_tokens = 0;  // of which the model chose (each saved a pass)
+  VerificationStats verification;
   std::vector<PhaseStats> phases;
   std::vector<CallEvent> events;  // the calls as they became executable
   // Every token the model chose, in the order of the text. Under ToolChoice::Auto, the choice

@@ -113,10 +113,15 @@ TEST(Weaver, WeatherCallWithPhases) {
   EXPECT_EQ(r.calls[0].arguments["city"], "Paris");
   std::vector<std::string> phases;
   for (const sw::PhaseStats& p : r.stats.phases) phases.push_back(p.name);
-  EXPECT_EQ(phases, (std::vector<std::string>{"name", "skeleton", "values", "write-back", "optional"}));
+  EXPECT_EQ(phases, (std::vector<std::string>{"name", "skeleton", "values", "write-back", "verify", "optional"}));
+  // One required argument: its branch saw what the conversation holds, so the write-back takes
+  // its cells and its logits without a pass, and verification needs none either.
   for (const sw::PhaseStats& p : r.stats.phases) {
-    if (p.name == "skeleton" || p.name == "write-back") EXPECT_EQ(p.passes, 1) << p.name;
+    if (p.name == "skeleton") EXPECT_EQ(p.passes, 1) << p.name;
+    if (p.name == "write-back" || p.name == "verify") EXPECT_EQ(p.passes, 0) << p.name;
   }
+  EXPECT_EQ(r.stats.verification.checked_tokens, 1);  // how the value ends
+  EXPECT_EQ(r.stats.verification.repaired_calls, 0);
   ASSERT_EQ(r.stats.events.size(), 1u);  // get_weather is not read-only: its final call only
   EXPECT_EQ(r.stats.events[0].kind, sw::CallEvent::Kind::Final);
   EXPECT_EQ(r.stats.events[0].call, r.calls[0]);
@@ -154,11 +159,36 @@ TEST(Weaver, DraftsChangeThePassesNotTheAnswer) {
     options.weaver.drafts = true;
     sw::CallResult drafted = fresh_call(model(), c.messages, tools, options);
     EXPECT_TRUE(agree_where_decided(plain, drafted)) << id;
-    EXPECT_EQ(plain.stats.draft_tokens, 0) << id;
+    // Without drafts, only a repair drafts (from the branches' text).
+    EXPECT_EQ(plain.stats.draft_tokens > 0, plain.stats.verification.repaired_calls > 0) << id;
     EXPECT_LE(drafted.stats.accepted_draft_tokens, drafted.stats.draft_tokens) << id;
     fewer += drafted.stats.call_passes < plain.stats.call_passes;
   }
   EXPECT_GE(fewer, 2) << "drafts saved passes in fewer than two of four calls";
+}
+
+// Lossless SchemaWeaver on a BFCL case where a branch, decoding its value without the values
+// before it in view, writes another value than the serial reference: verification finds the
+// disagreement on the logits of the write-back pass, and from there the reference writes the
+// call, so it is jump-forward's (and right); unverified, the branch's value stands (and is wrong).
+TEST(Weaver, VerificationRepairsAValueToTheSerialReference) {
+  sw::bfcl::Case c = bfcl_case("live_multiple_236-106-2");
+  auto tools = sw::parse_tools(c.functions);
+  sw::CallOptions options = weaving(160);
+  sw::CallResult verified = fresh_call(model(), c.messages, tools, options);
+  options.weaver.verify = false;
+  sw::CallResult unverified = fresh_call(model(), c.messages, tools, options);
+  options.mode = sw::DecodeMode::JumpForward;
+  sw::CallResult reference = fresh_call(model(), c.messages, tools, options);
+  ASSERT_TRUE(verified.error.empty()) << verified.error;
+  EXPECT_GE(verified.stats.verification.repaired_calls, 1) << verified.text;
+  EXPECT_GT(verified.stats.verification.discarded_tokens, 0);
+  EXPECT_EQ(unverified.stats.verification.checked_tokens, 0);
+  EXPECT_TRUE(agree_where_decided(verified, reference));
+  EXPECT_NE(unverified.text, verified.text);
+  EXPECT_TRUE(sw::bfcl::check(c, verified.calls).valid) << verified.text;
+  EXPECT_FALSE(sw::bfcl::check(c, unverified.calls).valid) << unverified.text;
+  for (const sw::PhaseStats& p : verified.stats.phases) std::cout << "  " << p.name << ": " << p.passes << " passes\n";
 }
 
 // The calls a turn completed (also when it was cut off at max_tokens later).

@@ -24,6 +24,15 @@ TEST(PromptLookup, NothingWithoutAnEarlierOccurrence) {
   EXPECT_TRUE(sw::lookup_continuation({1, 2, 1}, 0).empty());
 }
 
+// A reference text (SchemaWeaver's values, when the serial reference takes a call over) is
+// followed from where the answer's last tokens stand in it, onwards; prompt lookup elsewhere.
+TEST(ReferenceLookup, FollowsTheReferenceOnwards) {
+  sw::ReferenceLookup lookup(nullptr, {5, 6, 7, 5, 8, 9});
+  EXPECT_EQ(lookup.propose({1, 2, 5}, 1, 3), (Tokens{6, 7, 5}));  // the first [5], not the later one
+  EXPECT_EQ(lookup.propose({1, 2, 5, 6, 7, 5}, 1, 3), (Tokens{8, 9}));  // from there on: [7 5] -> 8 9
+  EXPECT_EQ(lookup.propose({3, 4, 3}, 1, 3), (Tokens{4, 3}));  // not in the reference: prompt lookup
+}
+
 TEST(PromptLookup, DraftsAsFarAsThePassCostAllows) {
   sw::PromptLookup memory_bound(nullptr);  // every pass costs the same: draft all there is
   EXPECT_EQ(memory_bound.best_length(1, 5, 0.5), 5);

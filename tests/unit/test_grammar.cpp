@@ -75,6 +75,20 @@ TEST(CallGrammar, HermesFormatSeveralBlocks) {
                                "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"CET\"}}\n</tool_call>"));
 }
 
+// Every mode writes the required arguments first, in declared order, then the optional ones,
+// as SchemaWeaver does (its branches, then its serial tail): the serial modes are its reference.
+TEST(CallGrammar, RequiredArgumentsComeFirst) {
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}}, "required": ["b", "c"]}}])"));
+  std::vector<std::string> order;
+  for (const sw::Property& p : sw::reference_order(tools[0].arguments)) order.push_back(p.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"b", "c", "a"}));
+  auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("json"), tools);
+  EXPECT_TRUE(matches(grammar, R"([{"name": "f", "arguments": {"b": 1, "c": 2, "a": 3}}])"));
+  EXPECT_TRUE(matches(grammar, R"([{"name": "f", "arguments": {"b": 1, "c": 2}}])"));
+  EXPECT_FALSE(matches(grammar, R"([{"name": "f", "arguments": {"a": 3, "b": 1, "c": 2}}])"));
+}
+
 TEST(CallGrammar, MaxCallsEndsTheTurn) {
   const sw::CallFormat format = sw::CallFormat::by_name("json");
   const std::string one = R"({"name": "get_time", "arguments": {"tz": "UTC"}})";
