@@ -39,7 +39,7 @@ GROUPS = {"tuning (simple_python, multiple)": ("simple_python", "multiple"),
           "held-out (live_simple, live_multiple)": ("live_simple", "live_multiple")}
 
 TABLE5_MODES = ["free", "constrained", "jump-forward", "speculative", "speculative/draft-model", "schemaweaver",
-                "schemaweaver/read-only"]
+                "schemaweaver/unverified", "schemaweaver/read-only"]
 # Same-vocabulary pairs: the model, and the smaller one that drafts for it in speculative/draft-model.
 DRAFT_MODELS = {"qwen2.5-coder-1.5b-instruct-Q4_K_M": "qwen2.5-coder-0.5b-instruct-Q4_K_M"}
 # The design steps one at a time (the paper's Table 7), then the argument set given (upper bound).
@@ -48,12 +48,15 @@ ABLATION = [("jump-forward", "jump-forward (baseline)"),
             ("schemaweaver/no-parallel/no-padding", "+ skeleton, values one branch at a time"),
             ("schemaweaver/no-padding", "+ parallel values"),
             ("schemaweaver", "+ padding by measured cost"),
+            ("schemaweaver/unverified", "without verification: the branches' values stand unchecked"),
             ("schemaweaver/read-only", "+ provisional calls (tools read-only)"),
             ("schemaweaver/given-args/read-only", "argument set given (upper bound)"),
             ("schemaweaver/drafts", "beyond the paper: + prompt-lookup drafts in the value branches"),
             ("schemaweaver/whole-turn", "beyond the paper: + the next call guessed in the write-back pass")]
 # Rows whose answers must equal another mode's (the same decisions, made in fewer passes).
-SAME_AS = {"schemaweaver/no-padding": "schemaweaver/no-parallel/no-padding", "schemaweaver": "schemaweaver/no-padding",
+# Verified SchemaWeaver writes the serial reference's calls (jump-forward, the same grammar).
+SAME_AS = {"schemaweaver/no-parallel/no-padding": "jump-forward", "schemaweaver/no-padding": "jump-forward",
+           "schemaweaver": "jump-forward",
            "schemaweaver/read-only": "schemaweaver", "schemaweaver/drafts": "schemaweaver",
            "schemaweaver/whole-turn": "schemaweaver",
            "speculative": "constrained", "speculative/draft-model": "constrained"}
@@ -101,7 +104,7 @@ def modes_for(cfg, model, largest):
     modes = [m for m in TABLE5_MODES if m != "speculative/draft-model" or draft_model(model)]
     if model.stem == DEFAULT_MODEL or model == largest:
         modes += [m for m, _ in ABLATION if m not in modes]
-    return modes
+    return [m for m in modes if not cfg.modes or m in cfg.modes.split(",")]
 
 
 def stage_modes(cfg, model, out, largest):
@@ -278,7 +281,8 @@ def report(cfg, models, out, command):
             rows.append([name, f"{s['correct']}/{s['cases']}", f"{100 * s['schema_valid']:.0f} %",
                          fmt(s["latency_geomean_ms"]), rng, f"{speed:.2f}x", fmt(s["passes_per_call"]),
                          fmt(s["tokens_per_pass"], 2), fmt(s["passes_per_call"] * weight_gb, 2), drafts,
-                         same_answers(lines, name, SAME_AS.get(name) if name.startswith("speculative") else None)])
+                         same_answers(lines, name, SAME_AS.get(name) if name.startswith("speculative") or
+                                      name == "schemaweaver" else None)])
         sections.append(f"## {m.stem}\n\nModel: {summary.get('model_description', '')}, "
                         f"{summary.get('weight_bytes', 0) / 2**20:.0f} MiB of weights; "
                         f"{summary['threads']} threads; {summary['llama']}.\n\n"
@@ -320,6 +324,36 @@ def report(cfg, models, out, command):
                             "of different shapes, so near-ties can flip).\n\n" +
                             table(["step", "mode", "correct", "latency geomean (ms)", "vs jump-forward",
                                    "passes/call", "parallel categories (ms)", "same answers"], rows))
+        # Verification: how often the reference chose otherwise, and what the repair cost.
+        verified = [l for l in lines if l["mode"] == "schemaweaver" and not l.get("not_run")]
+        if verified and "verification" in verified[0]["stats"]:
+            v = {k: sum(l["stats"]["verification"][k] for l in verified) for k in verified[0]["stats"]["verification"]}
+            calls = sum(1 for l in verified for e in l["events"] if e["kind"] == "final")
+            sampled = sum(l["stats"]["sampled_tokens"] for l in verified)
+            repair = [p for l in verified for p in l["stats"]["phases"] if p["name"] == "repair"]
+            check_ms = sum(p["ms"] for l in verified for p in l["stats"]["phases"] if p["name"] == "verify")
+            by_id = {}
+            for l in lines:
+                by_id.setdefault(l["id"], {})[l["mode"]] = l
+            differ = [(i, m) for i, m in by_id.items() if "jump-forward" in m and "schemaweaver" in m and
+                      m["jump-forward"]["output"] != m["schemaweaver"]["output"]]
+            margin = lambda l: fmt(l["stats"]["smallest_margin"], 3) if l["stats"].get("smallest_margin") is not None else ""
+            rows = [[i, margin(m["jump-forward"]), margin(m["schemaweaver"]),
+                     str(m["schemaweaver"]["stats"]["verification"]["repaired_calls"])] for i, m in differ]
+            sections.append(
+                "### Verification (lossless SchemaWeaver)\n\n"
+                f"Of {calls} calls, {v['repaired_calls']} ({100 * v['repaired_calls'] / max(calls, 1):.1f} %) had a "
+                f"value that the serial reference chose otherwise; {v['discarded_tokens']} value tokens were decided "
+                f"again ({100 * v['discarded_tokens'] / max(sampled, 1):.1f} % of the {sampled} tokens the model "
+                f"chose); {v['checked_tokens']} choices were checked in {check_ms:.0f} ms in all. A repair (the "
+                f"reference writing the rest of the call) took {sum(p['passes'] for p in repair) / max(len(repair), 1):.1f} "
+                f"passes and {sum(p['ms'] for p in repair) / max(len(repair), 1):.0f} ms on average; calls checked without "
+                f"their logits: {v['unverified_calls']}.\n\n"
+                f"Cases whose text differs from jump-forward's ({len(differ)} of {len(by_id)}), with the smallest "
+                "decision margin (logits) of each answer: the two run passes of other shapes, whose kernels round "
+                "differently, so a near-tie can go either way.\n\n" +
+                (table(["case", "jump-forward smallest margin", "schemaweaver smallest margin", "calls repaired"], rows)
+                 if rows else ""))
         # Table 8 and Figure 11
         sw_lines = [l for l in lines if l["mode"] == "schemaweaver" and not l.get("not_run")]
         if sw_lines:
@@ -446,6 +480,7 @@ def main():
     parser.add_argument("--stages", default="costs,modes,example,rss,bandwidth,coldstart,report")
     parser.add_argument("--sample", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--modes", default=None, help="run only these of the modes stage's modes (comma-separated)")
     parser.add_argument("--publish", action="store_true", help="copy the report to BENCHMARKS.md")
     cfg = parser.parse_args()
     quick = cfg.quick

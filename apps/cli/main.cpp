@@ -1,4 +1,5 @@
 // schemaweaver: fast tool calls from small on-device language models.
+#include <cmath>
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -62,6 +63,12 @@ std::shared_ptr<const sw::Model> load_draft_model(const std::string& path, const
 }
 
 sw::Json stats_json(const sw::CallStats& s) {
+  // The closest decision of the answer: where greedy decoding could go another way on other
+  // kernels or other pass shapes.
+  sw::Json closest = nullptr;
+  for (const sw::Decision& d : s.decisions) {
+    if (std::isfinite(d.margin) && (closest.is_null() || d.margin < closest.get<double>())) closest = d.margin;
+  }
   sw::Json phases = sw::Json::array();
   for (const sw::PhaseStats& p : s.phases)
     phases.push_back({{"name", p.name}, {"passes", p.passes}, {"tokens", p.tokens}, {"ms", p.ms}});
@@ -71,7 +78,7 @@ sw::Json stats_json(const sw::CallStats& s) {
           {"call_tokens", s.call_tokens}, {"sampled_tokens", s.sampled_tokens},
           {"constraint_ms", s.constraint_ms}, {"constraint_steps", s.constraint_steps},
           {"draft_tokens", s.draft_tokens}, {"accepted_draft_tokens", s.accepted_draft_tokens},
-          {"peak_rss_kb", s.peak_rss_kb}, {"phases", phases},
+          {"peak_rss_kb", s.peak_rss_kb}, {"phases", phases}, {"smallest_margin", closest},
           {"verification",
            {{"checked_tokens", s.verification.checked_tokens}, {"repaired_calls", s.verification.repaired_calls},
             {"discarded_tokens", s.verification.discarded_tokens},
