@@ -95,7 +95,6 @@ class Context {
   int size() const { return n_ctx_; }
   int batch_limit() const { return n_batch_; }
   int used() const { return int(history_.size()); }
-  llama_context* handle() const { return ctx_; }
   // Tokens of sequence 0, in position order.
   const std::vector<llama_token>& history() const { return history_; }
 

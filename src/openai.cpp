@@ -221,7 +221,9 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   if (body.contains("x_decoding_mode")) {
     if (!body["x_decoding_mode"].is_string()) throw RequestError("'x_decoding_mode' must be a string", "x_decoding_mode");
     try {
-      request.options.mode = parse_decode_mode(body["x_decoding_mode"].get<std::string>());
+      // tool_choice says whether the answer may be text, not the mode.
+      if (!apply_mode(body["x_decoding_mode"].get<std::string>(), request.options, {"auto"}).empty())
+        throw Error("'auto' is not a decoding switch here: send tool_choice \"auto\"");
     } catch (const Error& e) {
       throw RequestError(e.what(), "x_decoding_mode");
     }

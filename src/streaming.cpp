@@ -186,13 +186,6 @@ bool StreamingLoad::wait_for_group(int group) {
   return !failed_;
 }
 
-void StreamingLoad::wait_all() {
-  if (!wait_for_group(group_count_ - 1)) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    throw Error("reading the weights failed: " + error_);
-  }
-}
-
 bool StreamingLoad::gate(ggml_tensor* node, bool ask, void* self) {
   auto* s = static_cast<StreamingLoad*>(self);
   if (s->all_done_) return !ask;

@@ -37,8 +37,6 @@ class StreamingLoad {
   // The model. It stays the caller's to free (llama_model_free), after this object is gone:
   // the destructor stops the reader first.
   llama_model* model() const { return model_; }
-  // Blocks until every weight is in; throws Error if reading failed.
-  void wait_all();
   // llama.cpp's evaluation callback for contexts of this model (user data: this object).
   static bool gate(ggml_tensor* node, bool ask, void* self);
 

@@ -67,7 +67,9 @@ class Weaver {
     return !end.empty() && text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
   }
 
-  int budget() const { return options_.max_tokens - result_.generation.sampled_tokens; }
+  // max_tokens counts the answer's tokens that the model chose, as the serial modes count them:
+  // not the choices a verification threw away or leaves to the reference to make again.
+  int budget() const { return options_.max_tokens - (result_.generation.sampled_tokens - redecided_); }
 
   // The decided text that is not yet in the conversation's cache.
   std::string pending() const { return turn_.substr(cached_text_size(size_t(context_.used() - draft_left_))); }
@@ -141,13 +143,11 @@ class Weaver {
     return nullptr;
   }
 
+  // The head phase decides the tool's name among the tools (one, if the caller chose it: its
+  // name is then forced, and only how the model writes the format's opener is its choice, as
+  // under jump-forward).
   const ToolSpec* choose_tool(bool first) {
     std::string opener = first ? model_.format.opener : "";
-    if (!options_.tool.empty()) {
-      call_start_ = turn_.size() + opener.size();
-      add_text(opener + "{\"name\": " + dump_json(Json(options_.tool)));
-      return find_tool(options_.tool);
-    }
     std::string before = pending();
     add_text(opener);
     call_start_ = turn_.size();
@@ -717,6 +717,7 @@ class Weaver {
       }
     };
     std::optional<size_t> cut;  // the first token that the reference chooses differently
+    int discarded = 0;          // picks from there on
     for (size_t i = 0; i < branches.size() && !cut; ++i) {
       const Branch& b = branches[i];
       for (size_t k = i == 0 ? b.picks.size() - 1 : 0; k < b.picks.size(); ++k) {
@@ -726,13 +727,16 @@ class Weaver {
         result_.verification.checked_tokens += 1;
         if (!same_choice(b, k, pick_constrained(model_, m, logits, order_))) {
           cut = decider + 1;
-          for (size_t j = i; j < branches.size(); ++j) result_.verification.discarded_tokens += int(branches[j].picks.size());
-          result_.verification.discarded_tokens -= int(k);
+          for (size_t j = i; j < branches.size(); ++j) discarded += int(branches[j].picks.size());
+          discarded -= int(k);
+          result_.verification.discarded_tokens += discarded;
           break;
         }
       }
     }
     if (!cut) advance_to(tokens.size());
+    // The reference goes on from the cut, or makes the last value's last choice again.
+    redecided_ += cut ? discarded : 1;
     Verdict v{m, bool(cut), {}};
     if (cut) {
       result_.verification.repaired_calls += 1;
@@ -766,6 +770,7 @@ class Weaver {
   std::string turn_;        // the answer decided so far
   size_t call_start_ = 0;   // where the current call's JSON object starts in turn_
   int draft_left_ = 0;      // the last tokens in the cache are a guess not yet checked
+  int redecided_ = 0;       // picks of the branches that the answer does not keep
   bool guessed_ = false;       // the current call's start was guessed at the last write-back
   bool guess_failed_ = false;  // a guess of this turn was not taken
   Skeleton skeleton_;       // of the current call

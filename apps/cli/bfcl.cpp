@@ -190,7 +190,7 @@ struct BfclCommand {
     line["latency_ms"] = latency.value();
     line["latency_runs_ms"] = runs;
     line["answer_ms"] = answer.value();
-    line["stats"] = stats_json(result.stats);
+    line["stats"] = result.stats.to_json();
     line["events"] = events_json(result.stats.events);
     return line;
   }

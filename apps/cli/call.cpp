@@ -128,7 +128,7 @@ struct CallCommand {
                     {"load_ms", load_ms},
                     {"since_start", {{"first_token_ms", since.first_token_ms}, {"executable_ms", since.executable_ms}}},
                     {"prompt_state_restored_tokens", restored},
-                    {"stats", stats_json(s)}, {"events", events_json(s.events)}};
+                    {"stats", s.to_json()}, {"events", events_json(s.events)}};
     std::cout << out.dump() << "\n";
   }
 };

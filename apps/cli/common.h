@@ -35,7 +35,6 @@ ModeSpec parse_mode_spec(const std::string& text);
 std::shared_ptr<const sw::Model> load_draft_model(const std::string& path, const sw::ModelParams& main,
                                                   const std::vector<ModeSpec>& modes);
 
-sw::Json stats_json(const sw::CallStats& stats);
 sw::Json events_json(const std::vector<sw::CallEvent>& events);
 
 std::string read_file(const std::string& path);   // throws sw::Error naming the path

@@ -152,6 +152,14 @@ struct CallOptions {
   std::function<bool()> cancelled;
 };
 
+// Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,
+// "mode[/switch...]": the decoding mode, then switches that set `options` - auto (tool_choice
+// auto, any mode) and, for schemaweaver, no-parallel, no-padding, no-provisional, drafts,
+// whole-turn and unverified (WeaverOptions). Switches named in `own` are the caller's: they are
+// returned in order, for it to apply. Throws Error on an unknown mode or switch.
+std::vector<std::string> apply_mode(const std::string& text, CallOptions& options,
+                                    const std::vector<std::string>& own = {});
+
 // A call stopped because CallOptions::cancelled said so.
 class Cancelled : public Error {
  public:
@@ -211,6 +219,9 @@ struct CallStats {
   // between a call and a reply in text is the first, at offset 0, with the smallest margin of
   // the tokens that decided it.
   std::vector<Decision> decisions;
+
+  // The figures above (and the closest decision's margin) as JSON, as the CLI prints them.
+  Json to_json() const;
 };
 
 struct CallResult {

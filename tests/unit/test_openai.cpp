@@ -82,9 +82,34 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
   EXPECT_EQ(rejected_param(request(R"(, "max_completion_tokens": "many")")), "max_completion_tokens");
   EXPECT_EQ(rejected_param(request(R"(, "stream": "yes")")), "stream");
   EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "magic")")), "x_decoding_mode");
+  EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "jump-forward/drafts")")), "x_decoding_mode");
+  EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "schemaweaver/fast")")), "x_decoding_mode");
+  EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "schemaweaver/auto")")), "x_decoding_mode");
   EXPECT_EQ(rejected_param(request(R"(, "n": 2)")), "n");
   Json required_without_tools = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}], "tool_choice": "required"})");
   EXPECT_EQ(rejected_param(required_without_tools), "tool_choice");
+}
+
+// The server takes the same mode switches as the CLI (one parser, sw::apply_mode).
+TEST(OpenAiRequest, DecodingModeTakesTheSchemaWeaverSwitches) {
+  openai::ChatRequest r = openai::parse_chat_request(request(R"(, "x_decoding_mode": "schemaweaver/no-padding/unverified/drafts")"));
+  EXPECT_EQ(r.options.mode, sw::DecodeMode::SchemaWeaver);
+  EXPECT_FALSE(r.options.weaver.padding);
+  EXPECT_FALSE(r.options.weaver.verify);
+  EXPECT_TRUE(r.options.weaver.drafts);
+  EXPECT_TRUE(r.options.weaver.parallel_values);
+  EXPECT_TRUE(r.options.weaver.provisional);
+  EXPECT_FALSE(r.options.weaver.whole_turn);
+}
+
+TEST(ModeSwitches, OwnSwitchesGoBackToTheCaller) {
+  sw::CallOptions options;
+  EXPECT_EQ(sw::apply_mode("speculative/draft-model/auto", options, {"draft-model"}),
+            (std::vector<std::string>{"draft-model"}));
+  EXPECT_EQ(options.mode, sw::DecodeMode::Speculative);
+  EXPECT_EQ(options.tool_choice, sw::ToolChoice::Auto);
+  EXPECT_THROW(sw::apply_mode("speculative/whole-turn", options), sw::Error);
+  EXPECT_THROW(sw::apply_mode("fast", options), sw::Error);
 }
 
 TEST(OpenAiRequest, TheBodyMustBeUtf8AndJson) {

@@ -1,0 +1,73 @@
+// The helpers the subcommands share (common.h).
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include "common.h"
+
+namespace cli {
+
+void ModelOptions::add_to(CLI::App& app) {
+  app.add_option("-m,--model", params.path, "GGUF model file")->required();
+  app.add_option("-c,--ctx", params.context_size, "context size in tokens")->capture_default_str();
+  app.add_option("-t,--threads", params.threads, "threads (0: all cores)")->capture_default_str();
+  app.add_option("--format", params.call_format, "call format: smollm2, hermes, json (default: detect)");
+  app.add_flag("--no-mmap{false}", params.mmap, "read the weights into memory instead of mapping the file");
+  app.add_flag("--no-repack{false}", params.repack, "use the weights as stored (no repacking for the CPU's kernels)");
+  app.add_flag("--stream-weights", params.stream, "pipelined load: compute starts while later weights are read");
+}
+
+ModeSpec parse_mode_spec(const std::string& text) {
+  ModeSpec spec;
+  spec.label = text;
+  for (const std::string& own : sw::apply_mode(text, spec.options, {"draft-model", "given-args", "read-only"})) {
+    const sw::DecodeMode wanted = own == "draft-model" ? sw::DecodeMode::Speculative : sw::DecodeMode::SchemaWeaver;
+    if (spec.options.mode != wanted)
+      throw sw::Error("'" + text + "': '" + own + "' is a switch of the " + sw::to_string(wanted) + " mode");
+    if (own == "draft-model") spec.draft_model = true;
+    else if (own == "given-args") spec.given_arguments = true;
+    else spec.read_only_tools = true;
+  }
+  return spec;
+}
+
+std::shared_ptr<const sw::Model> load_draft_model(const std::string& path, const sw::ModelParams& main,
+                                                  const std::vector<ModeSpec>& modes) {
+  bool wanted = std::any_of(modes.begin(), modes.end(), [](const ModeSpec& m) { return m.draft_model; });
+  if (wanted && path.empty()) throw sw::Error("speculative/draft-model needs --draft-model");
+  if (path.empty()) return nullptr;
+  sw::ModelParams params = main;
+  params.path = path;
+  params.call_format.clear();
+  return sw::Model::load(params);
+}
+
+sw::Json events_json(const std::vector<sw::CallEvent>& events) {
+  sw::Json out = sw::Json::array();
+  for (const sw::CallEvent& e : events)
+    out.push_back({{"kind", e.kind == sw::CallEvent::Kind::Provisional ? "provisional" : "final"},
+                   {"index", e.index}, {"call", e.call.to_json()}, {"at_ms", e.at_ms},
+                   {"replaces_provisional", e.replaces_provisional}});
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw sw::Error("cannot read '" + path + "'");
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+sw::Json read_json_file(const std::string& path) {
+  try {
+    return sw::Json::parse(read_file(path));
+  } catch (const sw::Json::parse_error& e) {
+    throw sw::Error("'" + path + "' is not valid JSON: " + e.what());
+  }
+}
+
+void write_json_file(const std::string& path, const sw::Json& json) {
+  std::ofstream out(path);
+  if (!(out << json.dump(2) << "\n")) throw sw::Error("cannot write '" + path + "'");
+}
+
+}  // namespace cli
