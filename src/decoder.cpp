@@ -106,7 +106,8 @@ class GrammarStrategy : public Strategy {
     auto from = joint.begin() + (sampled && !joint.empty() && joint.front() == *sampled ? 1 : 0);
     if (std::any_of(from, joint.end(), [&](llama_token t) { return model_.is_atomic(t); })) return {};
     matcher_ = std::move(end);
-    return {model_.tokenize(rest, false), 0, true, false};
+    // Without a sampled token the joint reading is the rest's own.
+    return {sampled ? model_.tokenize(rest, false) : std::move(joint), 0, true, false};
   }
 
   // Appends to `sampled` (a token whose text the matcher has consumed, or none) the text the

@@ -584,6 +584,13 @@ class Weaver {
   // the last pick's token is the first of the seam after the value.
   static size_t deciding_token(const Assembled& a, size_t branch, size_t k) { return a.value_at[branch] + k - 1; }
 
+  // The first pick of a branch that verification checks: the first branch saw exactly what the
+  // conversation holds, so only its last pick (how its value ends) can differ from the
+  // reference's; every pick of the others.
+  static size_t first_checked_pick(const std::vector<Branch>& branches, size_t branch) {
+    return branch == 0 ? branches[0].picks.size() - 1 : 0;
+  }
+
   // What the write-back put into the conversation after the head.
   struct WriteBack {
     Assembled call;             // checked: the tokens written, up to the last value's last token
@@ -641,7 +648,7 @@ class Weaver {
     std::vector<bool> scored(computed.size(), false);
     if (w.checked) {
       for (size_t i = 0; i < branches.size(); ++i) {
-        for (size_t k = i == 0 ? branches[i].picks.size() - 1 : 0; k < branches[i].picks.size(); ++k) {
+        for (size_t k = first_checked_pick(branches, i); k < branches[i].picks.size(); ++k) {
           size_t at = deciding_token(w.call, i, k);
           if (at >= adopt) scored[at - adopt] = true;
         }
@@ -703,8 +710,7 @@ class Weaver {
   // Lossless SchemaWeaver: the branches' values are a draft of the call, checked on the logits
   // of the write-back pass, where every value token sees the whole call before it. Each choice
   // is compared with the serial reference's (constrained greedy over the call's grammar); the
-  // call is kept up to the first disagreement and the cache cut there. The first branch saw
-  // exactly what the conversation holds, so only how its value ends can differ. Returns where
+  // call is kept up to the first disagreement and the cache cut there. Returns where
   // the reference goes on from, with the rest of the assembled call as its draft.
   Verdict verify(const std::vector<Branch>& branches, const WriteBack& w, const ToolSpec& tool, bool last_call) {
     auto started = Clock::now();
@@ -720,7 +726,7 @@ class Weaver {
     int discarded = 0;          // picks from there on
     for (size_t i = 0; i < branches.size() && !cut; ++i) {
       const Branch& b = branches[i];
-      for (size_t k = i == 0 ? b.picks.size() - 1 : 0; k < b.picks.size(); ++k) {
+      for (size_t k = first_checked_pick(branches, i); k < b.picks.size(); ++k) {
         const size_t decider = deciding_token(w.call, i, k);
         advance_to(decider + 1);
         const float* logits = decider >= w.adopted ? context_.logits_after(w.head_end + decider + 1) : b.logits.data();
