@@ -14,14 +14,14 @@
 #include <cstdio>
 #include <string>
 
-#include "context.h"
+#include "testing.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-std::vector<llama_token> text_tokens(const sw::Model::Impl& m, int n) {
+std::vector<llama_token> text_tokens(const sw::LoadedModel& m, int n) {
   std::string text;
   while (int(m.tokenize(text, false).size()) < n) text += "The quick brown fox jumps over the lazy dog. ";
   auto tokens = m.tokenize(text, false);
@@ -34,7 +34,7 @@ struct Result {
   int passes = 0;
 };
 
-Result run(const sw::Model::Impl& m, bool unified, int branches, int prompt, int head, int piece) {
+Result run(const sw::LoadedModel& m, bool unified, int branches, int prompt, int head, int piece) {
   const int context = 4096;
   // Per-sequence slices split the context: each sequence gets a full one.
   sw::Context ctx(m, unified ? context : context * (branches + 1), unified, unified ? sw::Context::kSequences : branches + 1);
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       Result best[2];
       for (int unified = 1; unified >= 0; --unified) {
         std::vector<Result> runs;
-        for (int rep = 0; rep < 5; ++rep) runs.push_back(run(model->impl(), unified, branches, prompt, head, piece));
+        for (int rep = 0; rep < 5; ++rep) runs.push_back(run(loaded(*model), unified, branches, prompt, head, piece));
         std::sort(runs.begin(), runs.end(), [](const Result& a, const Result& b) { return a.skeleton_ms < b.skeleton_ms; });
         best[unified] = runs[2];
       }

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "common.h"
-#include "schemaweaver/bfcl.h"
+#include "bfcl/bfcl.h"
 
 namespace cli {
 namespace {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "common.h"
+#include "schemaweaver/measure.h"
 
 namespace cli {
 

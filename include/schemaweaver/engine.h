@@ -52,19 +52,22 @@ struct ModelInfo {
   double load_ms = 0;          // how long Model::load took
 };
 
+class LoadedModel;
+
 class Model {
  public:
   // Throws Error for a missing, unreadable, truncated or otherwise invalid model file.
   static std::shared_ptr<Model> load(const ModelParams& params);
-  ~Model();
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
   ModelInfo info() const;
 
-  struct Impl;
-  const Impl& impl() const { return *impl_; }
-
  private:
-  explicit Model(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  // The library's loaded model (llama.cpp's handles, the vocabulary, the call format) is the
+  // only kind of Model there is; its parts are private to the library.
+  friend class LoadedModel;
+  Model() = default;
 };
 
 enum class DecodeMode {
@@ -208,6 +211,9 @@ struct CallStats {
   // object closed, or its provisional call emitted and kept): the tool-call latency.
   double executable_ms = 0;
   double constraint_ms = 0;   // of call_ms, spent checking tokens against the grammar
+  // Spent compiling the tool set: all of it for a call given plain ToolSpecs, else the pieces a
+  // compiled set did not hold yet (a value's grammar after a text it had not met).
+  double compile_ms = 0;
   long peak_rss_kb = 0;       // VmHWM of the process after the call
   int constraint_steps = 0;   // token choices checked against a constraint
   int draft_tokens = 0;       // speculative: draft tokens checked
@@ -239,20 +245,55 @@ struct CallResult {
 std::string render_prompt(const Model& model, const std::vector<Message>& messages,
                           const std::vector<ToolSpec>& tools);
 
-// The median time (ms) of a forward pass carrying n = 1..max_tokens tokens after a 256-token
-// context, measured now on this machine over `rounds` interleaved rounds: the curve that
-// SchemaWeaver's padding and speculative draft lengths are decided by (sessions cache it).
-std::vector<double> measure_pass_costs(const Model& model, int max_tokens = 8, int rounds = 9);
+// A tool set compiled for a model: the tools, and the grammars, skeletons and token sequences
+// that calls with them need. The pieces that depend on how a call goes (the text before a
+// value) are compiled where a call first needs them and kept, under a lock; so a ToolSet is
+// immutable in what it answers and may be shared by sessions on several threads. A call with a
+// compiled set decodes exactly what a call with plain ToolSpecs decodes, without compiling.
+class CompiledToolSet;
 
-// How fast the model reads a prompt and writes an answer on this machine (llama-bench's pp and
-// tg): medians over `rounds`, each from an empty cache.
-struct Speed {
-  int prompt_tokens = 0;
-  int decode_tokens = 0;
-  double prefill_ms = 0;           // reading the prompt (passes of up to 512 tokens)
-  double decode_ms_per_token = 0;  // then one token per pass, after the prompt
+class ToolSet {
+ public:
+  virtual ~ToolSet() = default;
+  ToolSet(const ToolSet&) = delete;
+  ToolSet& operator=(const ToolSet&) = delete;
+  const std::vector<ToolSpec>& tools() const { return tools_; }
+  double compile_ms() const { return compile_ms_; }  // how long compile_tools took
+
+ private:
+  friend class CompiledToolSet;  // the library's only kind of ToolSet
+  explicit ToolSet(std::vector<ToolSpec> tools) : tools_(std::move(tools)) {}
+  std::vector<ToolSpec> tools_;
+  double compile_ms_ = 0;
 };
-Speed measure_speed(const Model& model, int prompt_tokens = 1024, int decode_tokens = 32, int rounds = 3);
+
+// Compiles `tools` (as parse_tools returns them; may be empty, for calls that may reply in text)
+// for `model`, in the call format the model was loaded with (ModelParams::call_format); a model
+// loaded with vocab_only will do. Throws Error if two tools have the same name.
+std::shared_ptr<const ToolSet> compile_tools(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools);
+
+// Compiled tool sets by the canonical JSON of their tools (ToolSpec::to_openai with read_only),
+// the least recently used dropped beyond `capacity`: what a server keeps, since its clients send
+// the same tools with every request. Thread-safe.
+struct ToolSetCacheState;
+
+class ToolSetCache {
+ public:
+  explicit ToolSetCache(std::shared_ptr<const Model> model, size_t capacity = 32);
+  ~ToolSetCache();
+  // The compiled set of `tools`, compiled now if the cache does not hold it.
+  std::shared_ptr<const ToolSet> get(const std::vector<ToolSpec>& tools);
+  struct Counts {
+    long hits = 0, misses = 0;
+    size_t size = 0;
+  };
+  Counts counts() const;
+
+ private:
+  std::unique_ptr<ToolSetCacheState> state_;
+};
+
+class SessionState;
 
 class Session {
  public:
@@ -266,10 +307,14 @@ class Session {
   // options.cancelled asks to stop. Free decoding without tools is a plain reply.
   CallResult call(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
                   const CallOptions& options);
+  // The same with a compiled tool set (compile_tools, ToolSetCache): nothing is compiled again.
+  // Throws Error if the set was compiled for another model.
+  CallResult call(const std::vector<Message>& messages, const ToolSet& tools, const CallOptions& options);
   // Checks everything call() would reject before generating (tools, options, the prompt's
   // length) and returns the prompt's token count. Throws Error.
   int check(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
             const CallOptions& options) const;
+  int check(const std::vector<Message>& messages, const ToolSet& tools, const CallOptions& options) const;
 
   // The pass-cost curve (ms of a pass carrying 1, 2, ... tokens) that padding and drafts are
   // sized by, instead of the curve measured on this machine and cached (the default): a curve
@@ -289,8 +334,7 @@ class Session {
   int restore_prompt_state(const std::string& path);
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<SessionState> state_;  // the KV cache and what it holds, private to the library
 };
 
 }  // namespace sw

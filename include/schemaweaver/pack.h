@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "schemaweaver/tools.h"
+#include "schemaweaver/error.h"
 
 namespace sw {
 

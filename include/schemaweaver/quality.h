@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "schemaweaver/tools.h"
+#include "schemaweaver/error.h"
 
 namespace sw {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "schemaweaver/tools.h"
+#include "schemaweaver/error.h"
 
 namespace sw {
 

@@ -14,24 +14,12 @@
 
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "schemaweaver/error.h"
 
 namespace sw {
-
-// Ordered, so that argument and property order survive a round trip (the order a schema
-// declares is the order a call writes).
-using Json = nlohmann::ordered_json;
-
-// Every error a caller can cause (bad file, bad JSON, bad schema, prompt too long) is an Error
-// whose message says what was wrong and where.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 enum class Type { Any, String, Integer, Number, Boolean, Null, Array, Object };
 

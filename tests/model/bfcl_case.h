@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "schemaweaver/bfcl.h"
+#include "bfcl/bfcl.h"
 
 // The category is the id without its trailing "_<number>" ("live_simple_28-7-1" -> live_simple).
 inline sw::bfcl::Case bfcl_case(const std::string& id) {

@@ -7,15 +7,13 @@
 
 #include <filesystem>
 
-#include "context.h"
-#include "model.h"
+#include "testing.h"
 #include "schemaweaver/engine.h"
-#include "text_reader.h"
 
 namespace {
 
 // The next-token log-probabilities after `tokens` appended in passes of `pass_size` tokens.
-std::vector<double> next_token(const sw::Model::Impl& m, const std::vector<llama_token>& tokens, size_t pass_size) {
+std::vector<double> next_token(const sw::LoadedModel& m, const std::vector<llama_token>& tokens, size_t pass_size) {
   sw::Context context(m, 256);
   sw::PassCounter counter;
   for (size_t at = 0; at < tokens.size(); at += pass_size) {
@@ -34,7 +32,7 @@ TEST(BatchedPasses, ReadTokensAsSinglePassesDo) {
     if (file.path().extension() != ".gguf") continue;
     std::string name = file.path().filename().string();
     auto model = sw::Model::load({file.path().string()});
-    const sw::Model::Impl& m = model->impl();
+    const sw::LoadedModel& m = loaded(*model);
     auto tokens = m.tokenize(
         "Everyone is permitted to copy and distribute verbatim copies of this license document, "
         "but changing it is not allowed. The licenses for most software are designed to take away "

@@ -13,9 +13,7 @@
 #include <gguf.h>
 
 #include "agreement.h"
-#include "importance.h"
-#include "model.h"
-#include "output_probe.h"
+#include "testing.h"
 #include "schemaweaver/engine.h"
 #include "schemaweaver/pack.h"
 #include "schemaweaver/quality.h"
@@ -29,10 +27,10 @@ TEST(Pack, ImportanceCoversEveryMatrixOfEveryLayer) {
   auto model = sw::Model::load({SW_TEST_MODEL});
   const std::string text = "The licenses for most software are designed to take away your freedom to share "
                            "and change it. By contrast, the GNU General Public License is intended to guarantee.";
-  sw::Calibration c = sw::measure_importance(model->impl(), text, 64, 16);
+  sw::Calibration c = sw::measure_importance(loaded(*model), text, 64, 16);
   EXPECT_GT(c.tokens, 16);  // more than one window
-  const int layers = int(llama_model_n_layer(model->impl().model));
-  const int width = int(llama_model_n_embd(model->impl().model));
+  const int layers = int(llama_model_n_layer(loaded(*model).model));
+  const int width = int(llama_model_n_embd(loaded(*model).model));
   for (int layer = 0; layer < layers; ++layer) {
     for (const char* kind : {"attn_q", "attn_k", "attn_v", "ffn_up", "ffn_gate"}) {
       std::string name = "blk." + std::to_string(layer) + "." + kind + ".weight";
@@ -47,7 +45,7 @@ TEST(Pack, ImportanceCoversEveryMatrixOfEveryLayer) {
       EXPECT_GT(total, 0) << name;
     }
   }
-  EXPECT_THROW(sw::measure_importance(model->impl(), "", 64), sw::Error);
+  EXPECT_THROW(sw::measure_importance(loaded(*model), "", 64), sw::Error);
 }
 
 // A tensor's bytes as the file stores them.
@@ -70,7 +68,7 @@ TEST(Pack, OutputProbeSeesAChangeAndPutsTheTensorBack) {
   sw::ModelParams params{SW_TEST_MODEL};
   params.mmap = false;
   auto model = sw::Model::load(params);
-  sw::OutputProbe probe(model->impl(), model->impl().tokenize("The quick brown fox jumps over the lazy dog.", false));
+  sw::OutputProbe probe(loaded(*model), loaded(*model).tokenize("The quick brown fox jumps over the lazy dog.", false));
   const std::string name = "blk.0.attn_norm.weight";  // float weights of the first norm
   const std::vector<char> original = tensor_bytes(SW_TEST_MODEL, name);
   std::vector<char> halved = original;

@@ -6,7 +6,7 @@
 
 #include "agreement.h"
 #include "bfcl_case.h"
-#include "schemaweaver/bfcl.h"
+#include "bfcl/bfcl.h"
 #include "schemaweaver/engine.h"
 
 namespace {

@@ -4,12 +4,8 @@
 
 #include "agreement.h"
 #include "bfcl_case.h"
-#include "call_grammar.h"
-#include "context.h"
-#include "decoder.h"
-#include "drafter.h"
-#include "model.h"
-#include "schemaweaver/bfcl.h"
+#include "testing.h"
+#include "bfcl/bfcl.h"
 #include "schemaweaver/engine.h"
 
 namespace {
@@ -28,7 +24,7 @@ struct Decoded {
 
 // Constrained decoding of one case in a fresh context, with or without a drafter.
 Decoded decode(const sw::bfcl::Case& c, sw::Drafter* drafter) {
-  const sw::Model::Impl& m = model()->impl();
+  const sw::LoadedModel& m = loaded(*model());
   auto tools = sw::parse_tools(c.functions);
   sw::Context context(m, 2048);
   sw::PassCounter prompt;
@@ -86,7 +82,7 @@ TEST(Speculative, ModeGivesTheConstrainedCalls) {
 // The default model drafting for itself, its drafts priced as free: the mechanism of a draft
 // model with drafts that are nearly always right.
 TEST(Speculative, DraftModelChangesThePassesNotTheAnswer) {
-  const sw::Model::Impl& m = model()->impl();
+  const sw::LoadedModel& m = loaded(*model());
   sw::Context draft_context(m, 2048);
   int accepted = 0;
   for (const char* id : kCases) {

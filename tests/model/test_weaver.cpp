@@ -9,14 +9,9 @@
 
 #include "agreement.h"
 #include "bfcl_case.h"
-#include "context.h"
-#include "decoder.h"
-#include "format.h"
-#include "model.h"
-#include "schemaweaver/bfcl.h"
+#include "testing.h"
+#include "bfcl/bfcl.h"
 #include "schemaweaver/engine.h"
-#include "skeleton.h"
-#include "weaver.h"
 
 namespace {
 
@@ -72,8 +67,8 @@ TEST(Skeleton, RoundTripsThroughEveryModelsTokenizer) {
   for (const std::string& path : models) {
     sw::ModelParams params{path};
     params.vocab_only = true;
-    auto loaded = sw::Model::load(params);
-    const sw::Model::Impl& m = loaded->impl();
+    auto vocabulary = sw::Model::load(params);
+    const sw::LoadedModel& m = sw::loaded(*vocabulary);
     std::string head = m.format.opener + "{\"name\": \"book\", \"arguments\": {";
     sw::Skeleton skeleton = sw::build_skeleton(m, head, args);
     ASSERT_EQ(skeleton.branches.size(), args.size());
@@ -357,7 +352,7 @@ float max_abs_difference(const float* a, const float* b, int n) {
 // After the write-back the conversation's cache must be what a serial prefill of the same
 // tokens gives: the next-token logits agree within float tolerance.
 TEST(Weaver, WriteBackEqualsSerialPrefill) {
-  const sw::Model::Impl& m = model()->impl();
+  const sw::LoadedModel& m = loaded(*model());
   for (const char* id : {"simple_python_27", "simple_python_243"}) {
     sw::bfcl::Case c = bfcl_case(id);
     const sw::bfcl::Case* found = &c;
@@ -368,7 +363,8 @@ TEST(Weaver, WriteBackEqualsSerialPrefill) {
     sw::CallTracker tracker(sw::Clock::now());
     sw::CallOptions options = weaving();
     options.weaver.padding = false;
-    sw::WeaveResult result = sw::weave(woven, m, tools, options, nullptr, tracker);
+    auto compiled = sw::compile_tools(model(), tools);
+    sw::WeaveResult result = sw::weave(woven, m, sw::compiled(*compiled), options, nullptr, tracker);
     ASSERT_TRUE(result.failure.empty()) << result.failure;
 
     // The reference: the same tokens prefilled serially, the prompt in one batch and the call
@@ -390,7 +386,7 @@ TEST(Weaver, WriteBackEqualsSerialPrefill) {
 }
 
 TEST(Weaver, CostCurveIsMeasuredAndCached) {
-  const sw::Model::Impl& m = model()->impl();
+  const sw::LoadedModel& m = loaded(*model());
   sw::Context context(m, 1024);
   sw::CostCurve curve = sw::measure_cost_curve(context, m, 4, 3, 64);
   ASSERT_EQ(curve.max_tokens(), 4);

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "schemaweaver/bfcl.h"
+#include "bfcl/bfcl.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // The padding rule of the measured pass-cost curve, and the places a pass has free for drafts.
 #include <gtest/gtest.h>
 
-#include "cost_curve.h"
+#include "testing.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Prompt-lookup drafting: where a draft comes from and how long it is worth making.
 #include <gtest/gtest.h>
 
-#include "drafter.h"
+#include "testing.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Call formats: detection, parsing free output, the system prompt listing the tools.
 #include <gtest/gtest.h>
 
-#include "format.h"
+#include "testing.h"
 
 namespace {
 

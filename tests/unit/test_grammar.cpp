@@ -2,8 +2,7 @@
 // accept/reject strings, forced text for jump-forward, and the generated GBNF.
 #include <gtest/gtest.h>
 
-#include "call_grammar.h"
-#include "matcher.h"
+#include "testing.h"
 
 namespace {
 

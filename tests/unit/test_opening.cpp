@@ -2,7 +2,7 @@
 // whole, cut short (undecided) and gone wrong (text), in every call format.
 #include <gtest/gtest.h>
 
-#include "opening.h"
+#include "testing.h"
 
 namespace {
 

@@ -1,0 +1,26 @@
+// schemaweaver/measure.h - measurements of a model on this machine, for benchmarks and for the
+// CLI's `costs` and `info`. Not needed to make calls: sessions measure what they need themselves.
+#pragma once
+
+#include <vector>
+
+#include "schemaweaver/engine.h"
+
+namespace sw {
+
+// The median time (ms) of a forward pass carrying n = 1..max_tokens tokens after a 256-token
+// context, measured now on this machine over `rounds` interleaved rounds: the curve that
+// SchemaWeaver's padding and speculative draft lengths are decided by (sessions cache it).
+std::vector<double> measure_pass_costs(const Model& model, int max_tokens = 8, int rounds = 9);
+
+// How fast the model reads a prompt and writes an answer on this machine (llama-bench's pp and
+// tg): medians over `rounds`, each from an empty cache.
+struct Speed {
+  int prompt_tokens = 0;
+  int decode_tokens = 0;
+  double prefill_ms = 0;           // reading the prompt (passes of up to 512 tokens)
+  double decode_ms_per_token = 0;  // then one token per pass, after the prompt
+};
+Speed measure_speed(const Model& model, int prompt_tokens = 1024, int decode_tokens = 32, int rounds = 3);
+
+}  // namespace sw

@@ -1,0 +1,170 @@
+#include "engine/model/context.h"
+
+#include <algorithm>
+
+namespace sw {
+
+Context::Context(const LoadedModel& model, int context_size, bool unified, int sequences) {
+  llama_context_params cp = model.context_params();
+  cp.n_ctx = uint32_t(context_size);
+  cp.n_batch = uint32_t(std::min(context_size, 512));
+  cp.n_ubatch = cp.n_batch;
+  sequences_ = sequences;
+  cp.n_seq_max = uint32_t(sequences);
+  cp.kv_unified = unified;
+  if (model.streaming) {  // passes wait for weights that are still being read
+    cp.cb_eval = &StreamingLoad::gate;
+    cp.cb_eval_user_data = model.streaming.get();
+  }
+  ctx_ = llama_init_from_model(model.model, cp);
+  if (!ctx_) throw Error("failed to create a llama.cpp context: " + llama_last_errors());
+  n_ctx_ = int(llama_n_ctx(ctx_));
+  n_batch_ = int(llama_n_batch(ctx_));
+  batch_ = llama_batch_init(n_batch_, 0, sequences);
+}
+
+Context::~Context() {
+  llama_batch_free(batch_);
+  llama_free(ctx_);
+}
+
+void Context::check_room(size_t extra) const {
+  if (history_.size() + extra > size_t(n_ctx_))
+    throw Error("context full: " + std::to_string(history_.size()) + " + " + std::to_string(extra) +
+                " tokens exceed the context of " + std::to_string(n_ctx_));
+}
+
+void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter, size_t scored) {
+  std::vector<bool> kept(tokens.size(), false);
+  for (size_t i = tokens.size() - std::min(scored, tokens.size()); i < tokens.size(); ++i) kept[i] = true;
+  append(tokens, counter, kept);
+}
+
+void Context::append(const std::vector<llama_token>& tokens, PassCounter& counter, const std::vector<bool>& scored) {
+  check_room(tokens.size());
+  for (size_t start = 0; start < tokens.size(); start += size_t(n_batch_)) {
+    size_t count = std::min(tokens.size() - start, size_t(n_batch_));
+    std::vector<BatchToken> batch(count);
+    for (size_t i = 0; i < count; ++i)
+      batch[i] = {tokens[start + i], llama_pos(history_.size() + i), {kMain}, scored[start + i]};
+    decode(batch, counter);
+  }
+}
+
+void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter) {
+  if (tokens.empty()) return;
+  if (tokens.size() > size_t(n_batch_)) throw Error("a pass of " + std::to_string(tokens.size()) +
+                                                    " tokens exceeds the batch of " + std::to_string(n_batch_));
+  std::vector<llama_token> main_tokens;
+  std::vector<int> main_logits;
+  batch_.n_tokens = int32_t(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const BatchToken& t = tokens[i];
+    batch_.token[i] = t.token;
+    batch_.pos[i] = t.pos;
+    batch_.n_seq_id[i] = int32_t(t.sequences.size());
+    std::copy(t.sequences.begin(), t.sequences.end(), batch_.seq_id[i]);
+    batch_.logits[i] = t.logits;
+    if (std::find(t.sequences.begin(), t.sequences.end(), kMain) != t.sequences.end()) {
+      if (t.pos != llama_pos(history_.size() + main_tokens.size()))
+        throw Error("internal: a token of the main sequence is out of order");
+      main_tokens.push_back(t.token);
+      main_logits.push_back(t.logits ? int(i) : -1);
+    }
+  }
+  check_room(tokens.size());
+  if (interrupt_ && interrupt_()) throw Cancelled("the call was cancelled");
+  int rc = llama_decode(ctx_, batch_);
+  if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ") " + llama_last_errors());
+  last_pass_start_ = history_.size();
+  last_pass_logits_ = std::move(main_logits);
+  rewound_logits_.clear();
+  history_.insert(history_.end(), main_tokens.begin(), main_tokens.end());
+  counter.passes += 1;
+  counter.tokens += int(tokens.size());
+}
+
+const float* Context::logits_after(size_t length) const {
+  if (!rewound_logits_.empty() && length == history_.size()) return rewound_logits_.data();
+  size_t at = length - 1 - last_pass_start_;
+  if (length == 0 || length > history_.size() || length - 1 < last_pass_start_ || at >= last_pass_logits_.size() ||
+      last_pass_logits_[at] < 0)
+    throw Error("internal: no logits for token " + std::to_string(length) + " of the conversation");
+  return llama_get_logits_ith(ctx_, last_pass_logits_[at]);
+}
+
+void Context::truncate(size_t length) {
+  if (length >= history_.size()) return;
+  llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(length), -1);
+  history_.resize(length);
+  rewound_logits_.clear();
+}
+
+void Context::rewind(size_t length, std::vector<float> logits) {
+  if (length == 0 || length > history_.size()) throw Error("internal: a rewind past the conversation's end");
+  truncate(length);
+  rewound_logits_ = std::move(logits);
+}
+
+const float* Context::logits_at(int index) const { return llama_get_logits_ith(ctx_, index); }
+
+void Context::share_main(llama_seq_id sequence) {
+  llama_memory_seq_cp(llama_get_memory(ctx_), kMain, sequence, -1, -1);
+}
+
+void Context::adopt(llama_seq_id sequence, const std::vector<llama_token>& tokens) {
+  if (tokens.empty()) return;
+  llama_pos from = llama_pos(history_.size());
+  llama_memory_seq_cp(llama_get_memory(ctx_), sequence, kMain, from, from + llama_pos(tokens.size()));
+  history_.insert(history_.end(), tokens.begin(), tokens.end());
+  last_pass_logits_.clear();
+  rewound_logits_.clear();
+}
+
+void Context::drop(llama_seq_id sequence, llama_pos from) {
+  llama_memory_seq_rm(llama_get_memory(ctx_), sequence, from, -1);
+}
+
+void Context::clear() {
+  llama_memory_clear(llama_get_memory(ctx_), true);
+  history_.clear();
+  last_pass_logits_.clear();
+  rewound_logits_.clear();
+}
+
+std::vector<uint8_t> Context::save(size_t length) {
+  // A copy of sequence 0's cells, cut to `length`, in the scratch sequence (tags only).
+  drop(kScratch);
+  share_main(kScratch);
+  drop(kScratch, llama_pos(std::min(length, history_.size())));
+  std::vector<uint8_t> state(llama_state_seq_get_size(ctx_, kScratch));
+  state.resize(llama_state_seq_get_data(ctx_, state.data(), state.size(), kScratch));
+  drop(kScratch);
+  return state;
+}
+
+bool Context::restore(const std::vector<llama_token>& tokens, const std::vector<uint8_t>& state) {
+  clear();
+  if (tokens.size() > size_t(n_ctx_) || llama_state_seq_set_data(ctx_, state.data(), state.size(), kMain) == 0) {
+    clear();
+    return false;
+  }
+  history_ = tokens;
+  return true;
+}
+
+int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {
+  size_t shared = 0;
+  while (shared < history_.size() && shared < prompt.size() && history_[shared] == prompt[shared]) ++shared;
+  if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
+  for (llama_seq_id seq = 1; seq < sequences_; ++seq) drop(seq);  // branches an answer left behind
+  if (!llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(shared), -1)) {
+    clear();
+    shared = 0;
+  }
+  history_.resize(shared);
+  append(std::vector<llama_token>(prompt.begin() + long(shared), prompt.end()), counter);
+  return int(shared);
+}
+
+}  // namespace sw

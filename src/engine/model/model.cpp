@@ -1,0 +1,163 @@
+#include "engine/model/model.h"
+
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace sw {
+namespace {
+
+std::mutex log_mutex;
+std::string last_errors;
+
+void keep_errors(ggml_log_level level, const char* text, void*) {
+  if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
+  if (getenv("SW_LLAMA_LOG")) fputs(text, stderr);
+  std::lock_guard<std::mutex> lock(log_mutex);
+  last_errors += text;
+  if (last_errors.size() > 2000) last_errors.erase(0, last_errors.size() - 2000);
+}
+
+void init_backend_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llama_log_set(keep_errors, nullptr);
+    llama_backend_init();
+  });
+}
+
+std::string token_piece(const llama_vocab* vocab, llama_token token) {
+  char buf[256];
+  int n = llama_token_to_piece(vocab, token, buf, sizeof buf, 0, true);
+  if (n < 0) {
+    std::string big(size_t(-n), '\0');
+    n = llama_token_to_piece(vocab, token, big.data(), int(big.size()), 0, true);
+    return big.substr(0, size_t(std::max(n, 0)));
+  }
+  return std::string(buf, size_t(n));
+}
+
+std::string meta(const llama_model* model, const char* key) {
+  char buf[512];
+  int n = llama_model_meta_val_str(model, key, buf, sizeof buf);
+  return n < 0 ? "" : std::string(buf, size_t(std::min<int>(n, sizeof buf - 1)));
+}
+
+void check_readable(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error("cannot open model file '" + path + "'");
+  char magic[4] = {};
+  file.read(magic, 4);
+  if (file.gcount() != 4 || std::string(magic, 4) != "GGUF")
+    throw Error("'" + path + "' is not a GGUF file (bad magic)");
+}
+
+// Text that can stand anywhere inside a JSON string and does not end it.
+bool is_plain_string(const std::string& piece) {
+  if (piece.empty()) return false;
+  for (unsigned char c : piece) {
+    if (c < 0x20 || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string llama_last_errors() {
+  std::lock_guard<std::mutex> lock(log_mutex);
+  std::string errors = last_errors;
+  while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
+  return errors;
+}
+
+LoadedModel::~LoadedModel() {
+  streaming.reset();  // the reader stops writing into the model's buffers first
+  if (model) llama_model_free(model);
+}
+
+std::vector<llama_token> LoadedModel::tokenize(const std::string& text, bool add_bos) const {
+  int n = -llama_tokenize(vocab, text.data(), int(text.size()), nullptr, 0, add_bos, true);
+  std::vector<llama_token> tokens(size_t(std::max(n, 0)));
+  if (n > 0) llama_tokenize(vocab, text.data(), int(text.size()), tokens.data(), n, add_bos, true);
+  return tokens;
+}
+
+std::string LoadedModel::detokenize(const std::vector<llama_token>& tokens) const {
+  std::string text;
+  for (llama_token t : tokens) text += pieces.at(size_t(t));
+  return text;
+}
+
+llama_context_params LoadedModel::context_params() const {
+  llama_context_params cp = llama_context_default_params();
+  cp.n_threads = cp.n_threads_batch = threads;
+  cp.no_perf = true;
+  cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  return cp;
+}
+
+std::shared_ptr<Model> Model::load(const ModelParams& params) {
+  init_backend_once();
+  {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    last_errors.clear();
+  }
+  check_readable(params.path);
+  auto m = std::make_shared<LoadedModel>();
+  m->params = params;
+  llama_model_params mp = llama_model_default_params();
+  mp.vocab_only = params.vocab_only;
+  mp.load_mode = params.mmap ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
+  mp.use_extra_bufts = params.repack;
+  auto started = std::chrono::steady_clock::now();
+  if (params.stream && !params.vocab_only) {
+    m->streaming = std::make_unique<StreamingLoad>(params.path, mp);
+    m->model = m->streaming->model();
+  } else {
+    m->model = llama_model_load_from_file(params.path.c_str(), mp);
+  }
+  if (!m->model)
+    throw Error("failed to load model '" + params.path + "': " + llama_last_errors());
+  m->vocab = llama_model_get_vocab(m->model);
+  int n_vocab = llama_vocab_n_tokens(m->vocab);
+  m->pieces.reserve(size_t(n_vocab));
+  for (llama_token t = 0; t < n_vocab; ++t) m->pieces.push_back(token_piece(m->vocab, t));
+  m->plain_string.resize(size_t(n_vocab));
+  for (size_t t = 0; t < size_t(n_vocab); ++t) m->plain_string[t] = is_plain_string(m->pieces[t]) && !m->is_atomic(llama_token(t));
+  const char* tmpl = llama_model_chat_template(m->model, nullptr);
+  // A base model without a template gets its family's built-in one from llama.cpp.
+  m->chat_template = tmpl ? tmpl
+                             : meta(m->model, "general.architecture").rfind("gemma", 0) == 0 ? "gemma"
+                                                                                               : "chatml";
+  bool tool_call_token = m->tokenize("<tool_call>", false).size() == 1;
+  m->format = params.call_format.empty()
+                     ? CallFormat::detect(m->chat_template, tool_call_token)
+                     : CallFormat::by_name(params.call_format);
+  m->threads = params.threads > 0 ? params.threads
+                                     : int(std::max(1u, std::thread::hardware_concurrency()));
+  m->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return m;
+}
+
+ModelInfo Model::info() const {
+  const LoadedModel& m = loaded(*this);
+  ModelInfo info;
+  info.path = m.params.path;
+  char desc[256];
+  llama_model_desc(m.model, desc, sizeof desc);
+  info.description = desc;
+  info.name = meta(m.model, "general.name");
+  info.weight_bytes = llama_model_size(m.model);
+  info.parameters = llama_model_n_params(m.model);
+  info.vocab_size = m.vocab_size();
+  info.context_size = m.params.context_size;
+  info.threads = m.threads;
+  info.call_format = m.format.name;
+  info.llama_version = SW_LLAMA_VERSION;
+  info.system_info = llama_print_system_info();
+  info.load_ms = m.load_ms;
+  return info;
+}
+
+}  // namespace sw

@@ -1,0 +1,60 @@
+// The loaded model: llama.cpp handles, the vocabulary as text, the detected call format.
+// Immutable after load; shared by sessions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <llama.h>
+
+#include "engine/model/format.h"
+#include "schemaweaver/engine.h"
+#include "engine/model/streaming.h"
+
+namespace sw {
+
+// The one implementation of the public Model; `loaded(model)` reaches it.
+class LoadedModel final : public Model {
+ public:
+  ModelParams params;
+  llama_model* model = nullptr;
+  const llama_vocab* vocab = nullptr;
+  std::vector<std::string> pieces;  // token id -> its text, control tokens rendered
+  // Token classes computed once, so value constraints need no grammar for most tokens:
+  // plain_string[t] - the token's text can stand inside a JSON string without ending it.
+  std::vector<bool> plain_string;
+  std::string chat_template;
+  CallFormat format;
+  int threads = 1;
+  double load_ms = 0;  // the weights (with `stream`: the metadata), vocabulary tables, format
+  std::unique_ptr<StreamingLoad> streaming;  // weights still arriving (ModelParams::stream)
+
+  LoadedModel() = default;
+  ~LoadedModel() override;
+
+  int vocab_size() const { return int(pieces.size()); }
+  bool is_end_of_generation(llama_token token) const { return llama_vocab_is_eog(vocab, token); }
+  // Control and added tokens ("<tool_call>", "<|im_end|>") are matched whole by the tokenizer,
+  // so text on either side of them never fuses with them.
+  bool is_atomic(llama_token token) const {
+    return llama_vocab_get_attr(vocab, token) & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED);
+  }
+  // Text -> tokens; control-token text (e.g. "<|im_end|>", "<tool_call>") maps to its token.
+  std::vector<llama_token> tokenize(const std::string& text, bool add_bos) const;
+  std::string detokenize(const std::vector<llama_token>& tokens) const;
+  // llama.cpp context settings every context of this model shares: its threads, no timing
+  // records, and no flash attention. On AVX-512 CPUs, llama.cpp's flash attention over Q4_K
+  // weights repacked for the CPU goes wrong for passes of 4 to 63 tokens with 128-wide heads
+  // (Qwen2.5-Coder-1.5B's logits turn to noise), which are the passes SchemaWeaver, jump-forward
+  // and speculative decoding are made of. Without it, passes of 1-8 tokens cost the same there
+  // and a 1024-token prompt about 5 % more.
+  llama_context_params context_params() const;
+};
+
+// Every Model is a LoadedModel (Model::load makes them; no other class may derive from Model).
+inline const LoadedModel& loaded(const Model& model) { return static_cast<const LoadedModel&>(model); }
+
+// Silences llama.cpp's log output, keeping its last error lines for our error messages.
+std::string llama_last_errors();
+
+}  // namespace sw

@@ -1,0 +1,47 @@
+// The measured cost of a forward pass by the number of tokens it carries.
+//
+// On a CPU a decode pass streams all weights once, so a pass carrying a few tokens costs little
+// more than one carrying a single token; how much more depends on the kernels (llama.cpp's
+// repacked quantized kernels work on rows in groups, so 4 tokens can cost less than 3). The
+// curve is measured on the running machine and cached per model file, thread count and CPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schemaweaver/measure.h"
+
+namespace sw {
+
+class Context;
+
+struct CostCurve {
+  std::vector<double> ms;  // ms[n - 1]: median time of a pass carrying n tokens
+
+  int max_tokens() const { return int(ms.size()); }
+  double cost(int n) const { return ms.at(size_t(n - 1)); }
+  // The number of tokens a pass that must carry n should carry: the cheapest m >= n within the
+  // curve, if it is cheaper than n by more than `margin` (measurement noise); else n.
+  int padded_size(int n, double margin = 0.03) const;
+  // The most tokens a pass that must carry n can carry for what its padded size costs anyway.
+  int free_size(int n, double margin = 0.03) const;
+  Json to_json() const;
+};
+void from_json(const Json& json, CostCurve& curve);  // what to_json wrote
+
+// Measures passes of 1..max_tokens tokens in the context's scratch sequence, interleaved
+// `rounds` times, after a prefix of `context_tokens` tokens (attention over a realistic cache).
+CostCurve measure_cost_curve(Context& context, const LoadedModel& model, int max_tokens = 8,
+                             int rounds = 9, int context_tokens = 256);
+
+// Prefill of `prompt_tokens` ordinary text tokens from an empty cache, then `decode_tokens`
+// passes of one token each, `rounds` times (after a warm-up); medians.
+Speed measure_prefill_and_decode(Context& context, const LoadedModel& model, int prompt_tokens, int decode_tokens,
+                                 int rounds);
+
+// The cached curve for this model, machine and thread count, measured first if absent. The
+// cache is a JSON file under $SCHEMAWEAVER_CACHE or ~/.cache/schemaweaver/costs.
+CostCurve cached_cost_curve(Context& context, const LoadedModel& model);
+std::string cost_curve_path(const LoadedModel& model);
+
+}  // namespace sw

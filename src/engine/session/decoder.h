@@ -1,0 +1,132 @@
+// The one serial decode loop and the strategies that make its modes.
+//
+// The loop asks the strategy, from the logits of the last pass, which tokens the next pass
+// carries; it runs that pass and repeats until the strategy says the call is complete. Modes
+// differ only in their strategy: free (argmax), constrained (argmax among tokens the grammar
+// accepts), jump-forward (constrained, plus the text the grammar forces in the same pass).
+// With a drafter (speculative decoding), a pass also carries a guess of the tokens that
+// follow; the strategy's later choices are checked against it and, while they agree, taken
+// from the cache without a pass.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/context.h"
+#include "engine/session/drafter.h"
+#include "engine/constraint/matcher.h"
+#include "schemaweaver/engine.h"
+
+namespace sw {
+
+// The margin of a choice where nothing else was allowed.
+constexpr float kNoRival = std::numeric_limits<float>::infinity();
+
+struct Step {
+  std::vector<llama_token> tokens;  // to append in one pass
+  int sampled = 0;                  // how many of them the model chose (the rest were forced)
+  bool complete = false;            // the call is complete after these tokens: no pass needed
+  bool stop = false;                // nothing more to append (end of generation)
+  float margin = kNoRival;          // sampled: the chosen token's lead (see Decision)
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Forced tokens to append before the first sample (none by default).
+  virtual Step start() { return {}; }
+  virtual Step next(const float* logits) = 0;
+  // How many leading tokens of `draft` the strategy could choose after its last step (a draft
+  // token it could never choose is not worth a place in a pass).
+  virtual size_t admissible(const std::vector<llama_token>& draft) const { return draft.size(); }
+  virtual double constraint_ms() const { return 0; }
+  virtual int constraint_steps() const { return 0; }
+};
+
+std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const LoadedModel& model,
+                                        std::shared_ptr<const Grammar> grammar);
+
+// Jump-forward decoding that starts where `from` stands: the text it has consumed is in the
+// cache already (a call taken over half-way, as SchemaWeaver's verification does).
+std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from);
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point from, Clock::time_point to);
+
+// Watches the text of an answer as it is decided and notes when each call's JSON object
+// closes: from then on that call can be executed.
+class CallTracker {
+ public:
+  explicit CallTracker(Clock::time_point origin) : origin_(origin) {}
+  void feed(const std::string& text);
+  void skip(size_t bytes) { skip_ += bytes; }  // the next bytes fed were seen already
+  const std::vector<double>& closed_ms() const { return closed_ms_; }
+  Clock::time_point origin() const { return origin_; }
+
+ private:
+  Clock::time_point origin_;
+  size_t skip_ = 0;
+  int depth_ = 0;
+  bool in_string_ = false, escaped_ = false;
+  std::vector<double> closed_ms_;
+};
+
+struct GenerationResult {
+  std::string text;
+  PassCounter passes;
+  int forced_passes = 0;
+  int sampled_tokens = 0;
+  bool hit_token_limit = false;
+  bool complete = false;  // the strategy completed its grammar (not stopped or cut off)
+  int draft_tokens = 0;           // draft tokens checked against the strategy's choices
+  int accepted_draft_tokens = 0;  // of which the strategy chose
+  int draft_left = 0;             // tokens of a cached draft left for the next phase (see generate)
+  std::vector<Decision> decisions;  // of the sampled tokens, offsets into `text`
+};
+
+// Runs the strategy until it completes or stops, or `max_tokens` tokens were sampled. With a
+// drafter, passes also carry drafts (the output is the same). The cache then holds exactly the
+// generated text, except for a `cached_draft`: the last tokens of the conversation may be a
+// guess of how the answer goes on, computed in the last pass with their logits kept, which is
+// checked as a drafter's draft is. When the strategy completes before it has checked all of
+// that guess, the rest stays in the cache (draft_left) for the phase that goes on from there.
+GenerationResult generate(Context& context, const LoadedModel& model, Strategy& strategy,
+                          int max_tokens, CallTracker* tracker = nullptr, Drafter* drafter = nullptr,
+                          int cached_draft = 0);
+
+// What a strategy writes if the model's choices spell `text`.
+struct Spelled {
+  std::vector<llama_token> tokens;  // the tokens its steps append, in order
+  bool complete = false;            // it completed within the text
+  std::string unwritten;            // complete: the text of its last step (left to what follows)
+};
+
+// Runs `strategy` without a model: each choice is the longest token it allows that continues
+// `text` (models mostly write text as its longest tokens). Stops where the strategy completes,
+// or where its steps leave the text (nothing then continues it).
+Spelled spell(Strategy& strategy, const LoadedModel& model, const std::string& text);
+
+// The best token by logit among those `allowed` accepts; -1 if it accepts none. Only the top
+// candidates are sorted unless all of them are rejected, which gives the same choice as masking
+// the whole vocabulary first, at a fraction of the cost. Then `may_be_allowed`, a cheap
+// necessary condition (such as the first byte), removes most of the vocabulary before the rest
+// is sorted and checked. `order` is the caller's scratch buffer, reused across steps. With a
+// `margin`, it receives how far the choice's logit leads the next allowed token's (kNoRival if
+// none is allowed); when that token lies beyond the sorted top, the gap to the top's last logit,
+// which bounds it from below.
+llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
+                        const std::function<bool(llama_token)>& allowed,
+                        const std::function<bool(llama_token)>& may_be_allowed = nullptr,
+                        float* margin = nullptr);
+
+// The constrained decoders' choice: the best token by logit whose text `matcher` accepts, or
+// end of generation where it can end; -1 if none. `margin` as for pick_greedy.
+llama_token pick_constrained(const LoadedModel& model, const Matcher& matcher, const float* logits,
+                             std::vector<llama_token>& order, float* margin = nullptr);
+
+}  // namespace sw

@@ -1,0 +1,230 @@
+#include "engine/toolset/call_grammar.h"
+
+#include <algorithm>
+#include <map>
+
+namespace sw {
+namespace {
+
+using G = GrammarBuilder;
+
+// Turns schemas into grammar rules. Rules for the primitive types are shared.
+class SchemaRules {
+ public:
+  explicit SchemaRules(GrammarBuilder& b) : b_(b) {}
+
+  Sequence value(const Schema& schema, const std::string& name) {
+    std::vector<Sequence> alternatives = value_alternatives(schema, name);
+    if (schema.nullable) alternatives.push_back(G::literal("null"));
+    if (alternatives.size() == 1) return alternatives.front();
+    return b_.ref(b_.add(name, std::move(alternatives)));
+  }
+
+  // {"a": <a>, "b": <b>}: required properties always, optional ones at most once, in the
+  // reference order (see call_grammar.h).
+  Sequence object(const std::vector<Property>& declared, const std::string& name) {
+    const std::vector<Property> properties = reference_order(declared);
+    std::vector<Sequence> members = member_sequences(properties, name);
+    std::vector<Sequence> tail = member_tails(properties, members, name);
+    // The first member present has no leading ", ": it is the first required one, or any
+    // optional one before it.
+    std::vector<Sequence> starts;
+    size_t i = 0;
+    for (; i < properties.size(); ++i) {
+      starts.push_back(members[i] + tail[i + 1]);
+      if (properties[i].required) break;
+    }
+    if (i == properties.size()) starts.push_back({});  // all optional: {} is valid
+    Sequence inside = starts.size() == 1 ? starts.front() : b_.ref(b_.add(name + "-members", starts));
+    return G::literal("{") + inside + G::literal("}");
+  }
+
+  // The end of an object whose members so far are written: the optional `properties`, each
+  // at most once, in order, each after ", "; then "}".
+  Sequence object_rest(const std::vector<Property>& optional, const std::string& name) {
+    std::vector<Sequence> members = member_sequences(optional, name);
+    return member_tails(optional, members, name).front() + G::literal("}");
+  }
+
+  Sequence string() { return b_.ref(shared("string", [&] { return string_rule(); })); }
+
+ private:
+  std::vector<Sequence> value_alternatives(const Schema& schema, const std::string& name) {
+    if (!schema.enum_values.empty()) {
+      std::vector<Sequence> literals;
+      for (const Json& v : schema.enum_values) literals.push_back(G::literal(dump_json(v)));
+      return literals;
+    }
+    if (!schema.any_of.empty()) {
+      std::vector<Sequence> alternatives;
+      for (size_t i = 0; i < schema.any_of.size(); ++i)
+        alternatives.push_back(value(schema.any_of[i], name + "-" + std::to_string(i)));
+      return alternatives;
+    }
+    switch (schema.type) {
+      case Type::String: return {string()};
+      case Type::Integer: return {b_.ref(shared("integer", [&] { return integer_rule(); }))};
+      case Type::Number: return {b_.ref(shared("number", [&] { return number_rule(); }))};
+      case Type::Boolean: return {G::literal("true"), G::literal("false")};
+      case Type::Null: return {G::literal("null")};
+      case Type::Array: return {array(schema.items ? value(*schema.items, name + "-item") : any())};
+      case Type::Object:
+        return {schema.free_form ? free_object(schema.items ? value(*schema.items, name + "-value") : any())
+                                : object(schema.properties, name)};
+      case Type::Any: return {any()};
+    }
+    return {any()};
+  }
+
+  std::vector<Sequence> member_sequences(const std::vector<Property>& properties, const std::string& name) {
+    std::vector<Sequence> members;
+    for (const Property& p : properties)
+      members.push_back(G::literal(dump_json(Json(p.name)) + ": ") + value(p.schema, name + "-" + p.name));
+    return members;
+  }
+
+  // tail[i]: the members from i on, each preceded by ", "; optional ones may be skipped.
+  std::vector<Sequence> member_tails(const std::vector<Property>& properties,
+                                     const std::vector<Sequence>& members, const std::string& name) {
+    std::vector<Sequence> tail(properties.size() + 1);
+    for (size_t i = properties.size(); i-- > 0;) {
+      Sequence present = G::literal(", ") + members[i] + tail[i + 1];
+      tail[i] = properties[i].required ? present : b_.ref(b_.add(name + "-rest", {present, tail[i + 1]}));
+    }
+    return tail;
+  }
+
+  template <class Make>
+  uint32_t shared(const std::string& name, Make make) {
+    auto found = shared_.find(name);
+    if (found != shared_.end()) return found->second;
+    uint32_t rule = b_.declare(name);
+    shared_[name] = rule;  // before make(): recursive types refer to themselves
+    b_.define(rule, make());
+    return rule;
+  }
+
+  std::vector<Sequence> string_rule() {
+    ByteSet plain;
+    for (int c = 0x20; c < 256; ++c) plain.set(size_t(c));
+    plain.reset('"');
+    plain.reset('\\');
+    ByteSet hex;
+    for (const char* c = "0123456789abcdefABCDEF"; *c; ++c) hex.set((unsigned char)*c);
+    ByteSet simple_escape;
+    for (const char* c = "\"\\/bfnrt"; *c; ++c) simple_escape.set((unsigned char)*c);
+    uint32_t character = b_.add("char", {G::bytes(plain), G::literal("\\") + G::bytes(simple_escape),
+                                         G::literal("\\u") + G::bytes(hex) + G::bytes(hex) +
+                                             G::bytes(hex) + G::bytes(hex)});
+    uint32_t chars = b_.star("chars", b_.ref(character));
+    return {G::literal("\"") + b_.ref(chars) + G::literal("\"")};
+  }
+
+  uint32_t digits() {
+    return shared("digits", [&] {
+      uint32_t more = b_.star("more-digits", G::byte_range('0', '9'));
+      return std::vector<Sequence>{G::byte_range('0', '9') + b_.ref(more)};
+    });
+  }
+
+  std::vector<Sequence> integer_rule() {
+    uint32_t more = b_.star("int-tail", G::byte_range('0', '9'));
+    uint32_t natural = b_.add("natural", {G::literal("0"), G::byte_range('1', '9') + b_.ref(more)});
+    return {b_.ref(natural), G::literal("-") + b_.ref(natural)};
+  }
+
+  std::vector<Sequence> number_rule() {
+    Sequence integer = b_.ref(shared("integer", [&] { return integer_rule(); }));
+    uint32_t fraction = b_.add("fraction", {G::literal(".") + b_.ref(digits()), {}});
+    ByteSet e, sign;
+    e.set('e'); e.set('E'); sign.set('+'); sign.set('-');
+    uint32_t exp_sign = b_.add("exp-sign", {G::bytes(sign), {}});
+    uint32_t exponent = b_.add("exponent", {G::bytes(e) + b_.ref(exp_sign) + b_.ref(digits()), {}});
+    return {integer + b_.ref(fraction) + b_.ref(exponent)};
+  }
+
+  Sequence array(const Sequence& item) {
+    uint32_t more = b_.star("items", G::literal(", ") + item);
+    uint32_t items = b_.add("array-items", {item + b_.ref(more), {}});
+    return G::literal("[") + b_.ref(items) + G::literal("]");
+  }
+
+  Sequence free_object(const Sequence& member_value) {
+    Sequence member = string() + G::literal(": ") + member_value;
+    uint32_t more = b_.star("members", G::literal(", ") + member);
+    uint32_t members = b_.add("object-members", {member + b_.ref(more), {}});
+    return G::literal("{") + b_.ref(members) + G::literal("}");
+  }
+
+  // Any JSON value (free-form dicts, untyped arrays, "any").
+  Sequence any() {
+    return b_.ref(shared("value", [&] {
+      Sequence self = b_.ref(shared_.at("value"));
+      return std::vector<Sequence>{
+          string(), b_.ref(shared("number", [&] { return number_rule(); })),
+          G::literal("true"), G::literal("false"), G::literal("null"), array(self),
+          free_object(self)};
+    }));
+  }
+
+  GrammarBuilder& b_;
+  std::map<std::string, uint32_t> shared_;
+};
+
+}  // namespace
+
+std::vector<Property> reference_order(const std::vector<Property>& declared) {
+  std::vector<Property> ordered = declared;
+  std::stable_partition(ordered.begin(), ordered.end(), [](const Property& p) { return p.required; });
+  return ordered;
+}
+
+std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
+                                                  const std::vector<ToolSpec>& tools, int max_calls) {
+  if (tools.empty()) throw Error("cannot build a call grammar without tools");
+  GrammarBuilder b;
+  SchemaRules rules(b);
+  std::vector<Sequence> per_tool;
+  for (const ToolSpec& tool : tools) {
+    per_tool.push_back(G::literal(dump_json(Json(tool.name)) + ", \"arguments\": ") +
+                       rules.object(tool.arguments, "args-" + tool.name) + G::literal("}"));
+  }
+  uint32_t call = b.add("call", {G::literal("{\"name\": ") + b.ref(b.add("tool", per_tool))});
+  Sequence more_call = G::literal(format.separator) + b.ref(call);
+  Sequence more;  // what may follow the first call: any number of calls, or up to max_calls - 1
+  if (max_calls <= 0) more = b.ref(b.star("more-calls", more_call));
+  for (int n = 1; n < max_calls; ++n) more = b.ref(b.add("more-calls", {more_call + more, {}}));
+  uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + more + G::literal(format.closer)});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix) {
+  GrammarBuilder b;
+  SchemaRules rules(b);
+  uint32_t root = b.add("value", {G::literal(prefix) + rules.value(schema, "v")});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const std::vector<ToolSpec>& tools) {
+  if (tools.empty()) throw Error("cannot build a call grammar without tools");
+  GrammarBuilder b;
+  std::vector<Sequence> names;
+  for (const ToolSpec& tool : tools) names.push_back(G::literal(dump_json(Json(tool.name))));
+  uint32_t root = b.add("head", {G::literal(prefix + "{\"name\": ") + b.ref(b.add("tool", names))});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
+                                                  const std::vector<Property>& optional, bool members_written,
+                                                  bool last_call) {
+  GrammarBuilder b;
+  SchemaRules rules(b);
+  Sequence object = members_written ? rules.object_rest(optional, "args") : rules.object(optional, "args");
+  std::vector<Sequence> ends{G::literal(format.closer)};
+  if (!last_call) ends.push_back(G::literal(format.separator));
+  uint32_t end = b.add("end", ends);
+  uint32_t root = b.add("tail", {G::literal(prefix) + object + G::literal("}") + b.ref(end)});
+  return std::make_shared<const Grammar>(b.build(root));
+}
+
+}  // namespace sw

@@ -1,0 +1,39 @@
+// Grammars generated from tool schemas: the whole answer of a turn (one or more calls in the
+// model's call format), one argument value, and the serial pieces of a SchemaWeaver call.
+//
+// Text layout is canonical, as models write JSON: ", " between items and ": " after keys.
+// Members of an object appear in the reference order: the required ones first, always, in the
+// order the schema declares them, then the optional ones, each at most once, in declared order.
+// Every mode writes this order, SchemaWeaver included (its branches are the required arguments,
+// its serial tail the optional ones), so that the serial modes are its reference.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/model/format.h"
+#include "engine/constraint/grammar.h"
+#include "schemaweaver/tools.h"
+
+namespace sw {
+
+// `declared` in the reference order.
+std::vector<Property> reference_order(const std::vector<Property>& declared);
+
+// max_calls: the calls of the turn at most (0: any number).
+std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
+                                                  const std::vector<ToolSpec>& tools, int max_calls = 0);
+// One argument value, after `prefix` (text the skeleton left to the value, such as a space).
+std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix = "");
+
+// SchemaWeaver's serial pieces. The head: `prefix` (the format's opener or the text pending
+// before a call), then {"name": and one of the tools' names as a JSON string.
+std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const std::vector<ToolSpec>& tools);
+// The tail of a call: `prefix`, the arguments object's remaining `optional` members (each at
+// most once, in order) and its "}" - or, if no member is written yet, the whole object - then
+// the call's "}" and the format's closer, or (unless `last_call`) its separator before another.
+std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
+                                                  const std::vector<Property>& optional, bool members_written,
+                                                  bool last_call);
+
+}  // namespace sw

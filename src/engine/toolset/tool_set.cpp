@@ -1,0 +1,216 @@
+#include "engine/toolset/tool_set.h"
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <set>
+
+#include "engine/toolset/call_grammar.h"
+
+namespace sw {
+namespace {
+
+thread_local double compiling_ms = 0;
+
+// Times a compilation on this thread's clock; a compilation inside another counts once.
+template <class F>
+auto timed(F&& build) {
+  static thread_local int depth = 0;
+  auto started = std::chrono::steady_clock::now();
+  ++depth;
+  struct Leave {
+    std::chrono::steady_clock::time_point started;
+    ~Leave() {
+      if (--depth == 0)
+        compiling_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    }
+  } leave{started};
+  return build();
+}
+
+// Keys name a tool or an argument by its address: the set owns its specs and never changes them.
+std::string address(const void* p) { return std::to_string(reinterpret_cast<uintptr_t>(p)); }
+
+std::vector<Property> optional_arguments(const ToolSpec& tool) {
+  std::vector<Property> optional;
+  for (const Property& p : tool.arguments) {
+    if (!p.required) optional.push_back(p);
+  }
+  return optional;
+}
+
+}  // namespace
+
+double compile_clock_ms() { return compiling_ms; }
+
+template <class T>
+std::shared_ptr<const T> Memo<T>::get(const std::string& key,
+                                      const std::function<std::shared_ptr<const T>()>& build) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = values_.find(key);
+    if (found != values_.end()) return found->second;
+  }
+  // Built outside the lock: two threads may build the same value once each, never wait.
+  std::shared_ptr<const T> value = timed(build);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (values_.size() < kCapacity) values_.emplace(key, value);
+  return value;
+}
+
+CompiledToolSet::CompiledToolSet(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools)
+    : ToolSet(std::move(tools)), model_(std::move(model)) {
+  std::set<std::string> names;
+  for (const ToolSpec& t : this->tools()) {
+    if (!names.insert(t.name).second) throw Error("two tools are named '" + t.name + "'");
+  }
+}
+
+const ToolSpec* CompiledToolSet::find(const std::string& name) const {
+  for (const ToolSpec& t : tools()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const CompiledToolSet> CompiledToolSet::only(const std::string& name) const {
+  const ToolSpec* tool = find(name);
+  if (!tool) throw Error("no tool is named '" + name + "'");
+  return subsets_.get(name, [&] { return compile(model_, {*tool}); });
+}
+
+std::shared_ptr<const std::string> CompiledToolSet::system_prompt(const std::string& user_system) const {
+  return prompts_.get(user_system, [&] {
+    return std::make_shared<const std::string>(model().format.system_prompt(tools(), user_system));
+  });
+}
+
+std::shared_ptr<const Grammar> CompiledToolSet::calls(int max_calls) const {
+  return grammars_.get("calls " + std::to_string(max_calls),
+                       [&] { return build_call_grammar(model().format, tools(), max_calls); });
+}
+
+std::shared_ptr<const Grammar> CompiledToolSet::head(const std::string& prefix) const {
+  return grammars_.get("head " + prefix, [&] { return build_head_grammar(prefix, tools()); });
+}
+
+std::shared_ptr<const Grammar> CompiledToolSet::value(const Property& argument, const std::string& prefix) const {
+  return grammars_.get("value " + address(&argument) + " " + prefix,
+                       [&] { return build_value_grammar(argument.schema, prefix); });
+}
+
+std::shared_ptr<const Grammar> CompiledToolSet::tail(const ToolSpec& tool, const std::string& prefix,
+                                                     bool with_optional, bool members_written,
+                                                     bool last_call) const {
+  std::string key = "tail " + address(&tool) + " " + std::to_string(with_optional) + std::to_string(members_written) +
+                    std::to_string(last_call) + " " + prefix;
+  return grammars_.get(key, [&] {
+    std::vector<Property> later = with_optional ? optional_arguments(tool) : std::vector<Property>{};
+    return build_tail_grammar(prefix, model().format, later, members_written, last_call);
+  });
+}
+
+std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
+                                                          const std::vector<const Property*>& branches,
+                                                          bool with_optional, bool last_call) const {
+  std::string key = "reference " + address(&tool) + " " + std::to_string(with_optional) + std::to_string(last_call);
+  for (const Property* p : branches) key += " " + address(p);
+  return grammars_.get(key, [&] {
+    std::vector<Property> arguments;
+    for (const Property* p : branches) {
+      arguments.push_back(*p);
+      arguments.back().required = true;
+    }
+    if (with_optional) {
+      for (const Property& p : optional_arguments(tool)) arguments.push_back(p);
+    }
+    return build_tail_grammar("{\"name\": " + dump_json(Json(tool.name)) + ", \"arguments\": ", model().format,
+                              arguments, false, last_call);
+  });
+}
+
+std::shared_ptr<const Skeleton> CompiledToolSet::skeleton(const std::string& head_text,
+                                                          const std::vector<const Property*>& arguments) const {
+  std::string key;
+  for (const Property* p : arguments) key += address(p) + " ";
+  return skeletons_.get(key + "| " + head_text, [&] {
+    return std::make_shared<const Skeleton>(build_skeleton(model(), head_text, arguments));
+  });
+}
+
+std::shared_ptr<const CompiledToolSet> CompiledToolSet::compile(std::shared_ptr<const Model> model,
+                                                                 std::vector<ToolSpec> tools) {
+  const double before = compile_clock_ms();
+  auto set = timed([&] {
+    auto compiled = std::make_shared<CompiledToolSet>(std::move(model), std::move(tools));
+    // What every call of the serial modes and every first SchemaWeaver call needs.
+    if (!compiled->tools().empty()) {
+      compiled->calls(0);
+      compiled->head(compiled->model().format.opener);
+    }
+    compiled->system_prompt("");
+    return compiled;
+  });
+  set->compile_ms_ = compile_clock_ms() - before;
+  return set;
+}
+
+std::shared_ptr<const ToolSet> compile_tools(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools) {
+  if (!model) throw Error("compile_tools needs a model");
+  return CompiledToolSet::compile(std::move(model), std::move(tools));
+}
+
+// The cache: a list in the order of last use, and an index of it by key.
+struct ToolSetCacheState {
+  std::shared_ptr<const Model> model;
+  size_t capacity;
+  std::mutex mutex;
+  std::list<std::pair<std::string, std::shared_ptr<const ToolSet>>> recent;  // most recent first
+  std::map<std::string, decltype(recent)::iterator> index;
+  ToolSetCache::Counts counts;
+};
+
+ToolSetCache::ToolSetCache(std::shared_ptr<const Model> model, size_t capacity)
+    : state_(std::make_unique<ToolSetCacheState>()) {
+  if (!model) throw Error("a tool-set cache needs a model");
+  if (capacity == 0) throw Error("a tool-set cache needs room for at least one set");
+  state_->model = std::move(model);
+  state_->capacity = capacity;
+}
+ToolSetCache::~ToolSetCache() = default;
+
+std::shared_ptr<const ToolSet> ToolSetCache::get(const std::vector<ToolSpec>& tools) {
+  Json canonical = Json::array();
+  for (const ToolSpec& t : tools) canonical.push_back({t.to_openai(), t.read_only});
+  std::string key = canonical.dump();
+  ToolSetCacheState& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto found = s.index.find(key);
+    if (found != s.index.end()) {
+      s.recent.splice(s.recent.begin(), s.recent, found->second);
+      s.counts.hits += 1;
+      return found->second->second;
+    }
+  }
+  std::shared_ptr<const ToolSet> set = compile_tools(s.model, tools);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.counts.misses += 1;
+  if (s.index.count(key)) return set;  // another thread compiled it meanwhile
+  s.recent.emplace_front(key, set);
+  s.index[key] = s.recent.begin();
+  if (s.recent.size() > s.capacity) {
+    s.index.erase(s.recent.back().first);
+    s.recent.pop_back();
+  }
+  return set;
+}
+
+ToolSetCache::Counts ToolSetCache::counts() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  Counts c = state_->counts;
+  c.size = state_->recent.size();
+  return c;
+}
+
+}  // namespace sw

@@ -1,0 +1,26 @@
+// The library's internals that its tests and benchmark programs check, in one place: they
+// include this header and the public ones, never a private header by its own path, so what
+// they reach into is listed here and nowhere else.
+//
+//   sw::loaded(model)      the LoadedModel behind a public Model (llama.cpp's handles, tokenizer)
+//   Context                a KV cache with sequences and passes counted
+//   grammars and Matcher   the call grammar of a tool set and its byte matcher
+//   decode loop            generate() with its strategies and drafters
+//   skeleton, weave        SchemaWeaver's pieces
+//   model tools            windows over a text, importance, output probes
+#pragma once
+
+#include "engine/constraint/matcher.h"
+#include "engine/model/context.h"
+#include "engine/model/format.h"
+#include "engine/model/model.h"
+#include "engine/session/cost_curve.h"
+#include "engine/session/decoder.h"
+#include "engine/session/drafter.h"
+#include "engine/session/opening.h"
+#include "engine/session/weaver.h"
+#include "engine/toolset/call_grammar.h"
+#include "engine/toolset/skeleton.h"
+#include "modeltools/importance.h"
+#include "modeltools/output_probe.h"
+#include "modeltools/text_reader.h"

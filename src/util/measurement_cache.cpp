@@ -1,0 +1,48 @@
+#include "util/measurement_cache.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+namespace sw {
+
+namespace fs = std::filesystem;
+
+std::string measurement_path(const std::string& kind, const std::string& model_path, const std::string& key,
+                             const std::string& label) {
+  const char* dir = std::getenv("SCHEMAWEAVER_CACHE");
+  const char* home = std::getenv("HOME");
+  const fs::path root = dir ? fs::path(dir) : fs::path(home ? home : "/tmp") / ".cache" / "schemaweaver";
+  std::error_code ec;
+  const std::string identity =
+      fs::path(model_path).filename().string() + "|" + std::to_string(fs::file_size(model_path, ec)) + "|" + key;
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(identity));
+  return (root / kind / (fs::path(model_path).stem().string() + label + "-" + hash + ".json")).string();
+}
+
+std::optional<Json> read_measurement_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    return Json::parse(in);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void write_measurement(const std::string& path, const Json& value) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  const std::string partial = path + ".partial-" + std::to_string(::getpid()) + "-" +
+                              std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  if (std::ofstream(partial) << value.dump(1) << "\n") fs::rename(partial, path, ec);
+  fs::remove(partial, ec);
+}
+
+}  // namespace sw

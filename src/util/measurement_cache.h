@@ -1,0 +1,34 @@
+// Measurements about a model file kept between runs (pass costs, sensitivities): one JSON file
+// per model file and key under $SCHEMAWEAVER_CACHE or ~/.cache/schemaweaver/<kind>/.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "schemaweaver/error.h"
+
+namespace sw {
+
+// The file for `model_path` (its name and size) and `key` (what else the measurement depends
+// on); `label` is added to the file's name for people reading the folder.
+std::string measurement_path(const std::string& kind, const std::string& model_path, const std::string& key,
+                             const std::string& label = "");
+// The JSON at `path`; nullopt if there is no such file or it does not parse.
+std::optional<Json> read_measurement_json(const std::string& path);
+// The measurement at `path` read as a T; nullopt if it is absent, damaged or of another shape
+// (then it is measured again and replaced).
+template <class T>
+std::optional<T> read_measurement(const std::string& path) {
+  std::optional<Json> saved = read_measurement_json(path);
+  if (!saved) return std::nullopt;
+  try {
+    return saved->get<T>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+// Written aside and renamed, so that a reader (another session, another process) never sees
+// half a file; a cache that cannot be written is left out silently (it only saves time).
+void write_measurement(const std::string& path, const Json& value);
+
+}  // namespace sw
