@@ -38,6 +38,13 @@ def one_request(base, tools, city, stream):
             raise RuntimeError("no tool call: " + text[:200])
 
 
+def read_metrics(base):
+    """GET /metrics as {name: value} (Prometheus text format, labels kept in the name)."""
+    with urllib.request.urlopen(base + "/metrics", timeout=30) as response:
+        lines = response.read().decode().splitlines()
+    return {name: float(value) for name, value in (line.rsplit(" ", 1) for line in lines if line.strip())}
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -78,11 +85,21 @@ def main():
             t.join()
         elapsed = time.time() - started
         alive = server.poll() is None
+        metrics = read_metrics(base) if alive else {}
     print(f"model {Path(args.model).name}: {args.clients} clients, {args.slots} slot(s), {elapsed:.1f} s")
     print("| requests | errors | throughput (req/s) | p50 (ms) | p99 (ms) | server alive |\n|---|---|---|---|---|---|")
     p50 = percentile(latencies, 50) if latencies else 0
     p99 = percentile(latencies, 99) if latencies else 0
     print(f"| {len(latencies)} | {len(errors)} | {len(latencies) / elapsed:.2f} | {p50:.0f} | {p99:.0f} | {alive} |")
+    # Compiled tool sets kept between requests: every request sends the same tools, so all but
+    # the first find theirs compiled; compile ms per request is what the server spent compiling.
+    requests = metrics.get("schemaweaver_calls_total", 0)
+    if requests:
+        print("| tool-set hits | misses | compile ms total | compile ms per request |\n|---|---|---|---|")
+        compile_ms = metrics.get("schemaweaver_compile_ms_total", 0)
+        print(f"| {metrics.get('schemaweaver_tool_set_hits_total', 0):.0f} | "
+              f"{metrics.get('schemaweaver_tool_set_misses_total', 0):.0f} | {compile_ms:.1f} | "
+              f"{compile_ms / requests:.3f} |")
     for e in errors[:5]:
         print("error:", e)
     ok = alive and not errors and latencies

@@ -112,6 +112,7 @@ class Metrics {
     prefix_hits_ += reused_prefix;
     passes_ += s.call_passes;
     sampled_ += s.sampled_tokens;
+    compile_ms_ += s.compile_ms;
     prompt_ms_ += s.prompt_ms;
     executable_ms_ += s.executable_ms;
     for (const sw::PhaseStats& p : s.phases) {
@@ -127,7 +128,7 @@ class Metrics {
     cancelled_++;
   }
 
-  std::string text() {
+  std::string text(const sw::ToolSetCache::Counts& tool_sets) {
     std::lock_guard<std::mutex> lock(mutex_);
     std::string out;
     auto line = [&](const std::string& name, double value) { out += name + " " + std::to_string(value) + "\n"; };
@@ -142,6 +143,12 @@ class Metrics {
     line("schemaweaver_tool_call_latency_ms_total", executable_ms_);
     line("schemaweaver_passes_total", double(passes_));
     line("schemaweaver_sampled_tokens_total", double(sampled_));
+    // Compiled tool sets kept between requests: a hit compiles nothing (compile_ms counts the
+    // misses and the pieces a kept set had not met yet).
+    line("schemaweaver_tool_set_hits_total", double(tool_sets.hits));
+    line("schemaweaver_tool_set_misses_total", double(tool_sets.misses));
+    line("schemaweaver_tool_sets_kept", double(tool_sets.size));
+    line("schemaweaver_compile_ms_total", compile_ms_);
     for (const auto& [name, p] : phases_) {
       line("schemaweaver_phase_ms_total{phase=\"" + name + "\"}", p.ms);
       line("schemaweaver_phase_passes_total{phase=\"" + name + "\"}", double(p.passes));
@@ -160,7 +167,7 @@ class Metrics {
   std::map<std::string, Phase> phases_;
   long calls_ = 0, cancelled_ = 0, prompt_tokens_ = 0, reused_tokens_ = 0, prefix_hits_ = 0, passes_ = 0,
        sampled_ = 0;
-  double prompt_ms_ = 0, executable_ms_ = 0;
+  double prompt_ms_ = 0, executable_ms_ = 0, compile_ms_ = 0;
 };
 
 // The key of a prompt prefix a slot's cache can reuse: the system message and the tools.
@@ -183,15 +190,18 @@ struct ServeCommand {
   size_t max_body_bytes = 1 << 20;
   int timeout_s = 300;
   std::vector<std::string> read_only;
+  int tool_set_cache = 32;
   openai::Limits limits;
 
   void run() {
     if (slots < 1 || slots > 16) throw sw::Error("--slots must be 1..16");
     if (timeout_s < 1) throw sw::Error("--timeout must be at least 1 second");
+    if (tool_set_cache < 1) throw sw::Error("--tool-sets must be at least 1");
     std::signal(SIGPIPE, SIG_IGN);  // a client that went away must not end the server
     auto loaded = sw::Model::load(model.params);
     std::string model_id = loaded->info().name.empty() ? model.params.path : loaded->info().name;
     SlotPool pool(loaded, slots, max_waiting);
+    sw::ToolSetCache tool_sets(loaded, size_t(tool_set_cache));
     Metrics metrics;
     std::atomic<long> next_id{1};
     long started = long(std::time(nullptr));
@@ -225,7 +235,7 @@ struct ServeCommand {
       res.set_content(list.dump(), "application/json");
     });
     server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics.text(), "text/plain; version=0.0.4");
+      res.set_content(metrics.text(tool_sets.counts()), "text/plain; version=0.0.4");
     });
     server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
       openai::ChatRequest request;
@@ -237,10 +247,16 @@ struct ServeCommand {
       for (sw::ToolSpec& t : request.tools)
         t.read_only = t.read_only || std::find(read_only.begin(), read_only.end(), t.name) != read_only.end();
       auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
+      std::shared_ptr<const sw::ToolSet> tool_set;
+      try {
+        tool_set = tool_sets.get(request.tools);
+      } catch (const sw::Error& e) {
+        return send_error(res, 400, e.what(), "invalid_request_error", "tools");
+      }
       std::shared_ptr<SlotPool::Lease> lease = pool.acquire(prefix_key(request), deadline);
       if (!lease) return send_error(res, 503, "the server is busy; try again later", "server_busy");
       try {
-        lease->session().check(request.messages, request.tools, request.options);
+        lease->session().check(request.messages, *tool_set, request.options);
       } catch (const sw::Error& e) {
         return send_error(res, 400, e.what(), "invalid_request_error");
       }
@@ -248,9 +264,9 @@ struct ServeCommand {
       long created = long(std::time(nullptr));
       const char* type = request.stream ? "text/event-stream" : "application/json";
       res.set_header("Cache-Control", "no-cache");
-      res.set_chunked_content_provider(type, [&, request, lease, id, created, deadline](size_t, httplib::DataSink& sink) {
+      res.set_chunked_content_provider(type, [&, request, tool_set, lease, id, created, deadline](size_t, httplib::DataSink& sink) {
         // false (the client is gone) drops the connection instead of ending the response.
-        return respond(request, *lease, id, created, deadline, model_id, sink, metrics);
+        return respond(request, *tool_set, *lease, id, created, deadline, model_id, sink, metrics);
       });
     });
 
@@ -262,7 +278,8 @@ struct ServeCommand {
   // Generates the answer and writes it: the stream's chunks as calls become executable, or the
   // whole completion. While it runs, a probe write every quarter second (an SSE comment, or a
   // space before the JSON) tells whether the client is still there. Returns false if it is not.
-  static bool respond(openai::ChatRequest request, SlotPool::Lease& lease, const std::string& id, long created,
+  static bool respond(openai::ChatRequest request, const sw::ToolSet& tool_set, SlotPool::Lease& lease,
+                      const std::string& id, long created,
                       Clock::time_point deadline, const std::string& model_id, httplib::DataSink& sink,
                       Metrics& metrics) {
     auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
@@ -282,7 +299,7 @@ struct ServeCommand {
     }
     sw::CallResult result;
     try {
-      result = lease.session().call(request.messages, request.tools, request.options);
+      result = lease.session().call(request.messages, tool_set, request.options);
     } catch (const sw::Cancelled&) {
       metrics.count_cancelled();
       if (gone) return false;
@@ -326,6 +343,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-schema-depth", c->limits.schema_depth, "nesting of a tool schema at most")->capture_default_str();
   cmd->add_option("--max-tokens-limit", c->limits.max_tokens, "largest max_tokens a request may ask for")->capture_default_str();
   cmd->add_option("--read-only", c->read_only, "tools treated as read-only (provisional calls)")->delimiter(',');
+  cmd->add_option("--tool-sets", c->tool_set_cache, "compiled tool sets kept between requests (least recently used go)")
+      ->capture_default_str();
   cmd->callback([c] { c->run(); });
 }
 

@@ -1,12 +1,14 @@
 // schemaweaver/engine.h - load a GGUF model and generate tool calls with it.
 //
 //   auto model = sw::Model::load({"/path/model.gguf"});
+//   auto tools = sw::compile_tools(model, sw::parse_tools(sw::Json::parse(tools_text)));
 //   sw::Session session(model);
-//   auto tools = sw::parse_tools(sw::Json::parse(tools_text));
-//   sw::CallResult r = session.call({{"user", "Weather in Paris?"}}, tools, {});
+//   sw::CallResult r = session.call({{"user", "Weather in Paris?"}}, *tools, {});
 //   if (r.error.empty()) use(r.calls);   // r.stats: passes, tokens, times, peak RSS
 //
-// Thread safety: a Model is immutable after load and may be shared by sessions on several
+// The pipeline: a loaded Model -> a ToolSet compiled for it (grammars, skeletons) -> a Session
+// (one KV cache, one request at a time) -> per branch of a call, a constraint.
+// Thread safety: a Model and a ToolSet are immutable and may be shared by sessions on several
 // threads; a Session is one stream of requests and must be used by one thread at a time.
 // Errors a caller can cause throw sw::Error; a model output that is not a valid call is not
 // an exception but CallResult::error.

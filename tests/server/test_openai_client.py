@@ -137,6 +137,14 @@ def test_prefix_reuse(base):
           "prompt prefix reused: repeated tools came from the KV cache")
 
 
+def test_tool_sets_kept(base):
+    # Every request so far that reached the engine sent the same tools: one compiled set, found
+    # again by the five requests after the first.
+    misses = metric(base, "schemaweaver_tool_set_misses_total")
+    hits = metric(base, "schemaweaver_tool_set_hits_total")
+    check(misses == 1 and hits >= 5, f"compiled tool sets kept between requests: {misses} misses, {hits} hits")
+
+
 def test_cancel_on_disconnect(base, port):
     before = metric(base, "schemaweaver_calls_cancelled_total")
     body = json.dumps({"messages": [{"role": "user", "content": "Write a long story about a lighthouse."}],
@@ -170,6 +178,7 @@ def main():
         test_errors(client, base, tools, max_body)
         test_clients_at_once(client, tools)
         test_prefix_reuse(base)
+        test_tool_sets_kept(base)
         test_cancel_on_disconnect(base, port)
         check(server.poll() is None, "the server is still running")
     print("all server checks passed")

@@ -165,7 +165,7 @@ Json CallStats::to_json() const {
           {"prompt_passes", prompt_passes}, {"prompt_ms", prompt_ms}, {"executable_ms", executable_ms},
           {"call_ms", call_ms}, {"call_passes", call_passes}, {"call_prefill_passes", call_prefill_passes},
           {"call_tokens", call_tokens}, {"sampled_tokens", sampled_tokens},
-          {"constraint_ms", constraint_ms}, {"constraint_steps", constraint_steps},
+          {"constraint_ms", constraint_ms}, {"constraint_steps", constraint_steps}, {"compile_ms", compile_ms},
           {"draft_tokens", draft_tokens}, {"accepted_draft_tokens", accepted_draft_tokens},
           {"peak_rss_kb", peak_rss_kb}, {"phases", phase_list}, {"smallest_margin", closest},
           {"verification",

@@ -2,7 +2,7 @@
 """Latency-guided shaping: pruned shapes of a pretrained model (no retraining), a latency model
 fitted on shapes measured on this machine, and a search screened by it.
 
-    python3 scripts/shaping.py [--model NAME] [--out DIR] [--quick]
+    python3 bench/shaping.py [--model NAME] [--out DIR] [--quick]
 
 Steps (every measurement is appended to DIR/shaping-<model>.jsonl; a re-run skips what is there):
   edits     perplexity after one edit of the source (on the evaluation corpus): each layer

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The benchmark suite: every measurement of the evaluation, side by side, with a report.
 
-    python3 scripts/bench.py [--quick] [--models default|all|NAME,...] [--out DIR]
+    python3 bench/bench.py [--quick] [--models default|all|NAME,...] [--out DIR]
                              [--stages costs,modes,example,rss,bandwidth,coldstart,report]
 
 Stages (each resumes: a finished file is kept, a BFCL run continues where it stopped):
@@ -14,8 +14,9 @@ Stages (each resumes: a finished file is kept, a BFCL run continues where it sto
   bandwidth  latency against the memory bandwidth left by a co-runner on the other core
              (Figure 13, an emulation of a slower memory bus)
   coldstart  the first call after launch with the model out of the page cache, per packing,
-             load method and storage speed, with each packing's accuracy (scripts/coldstart.py)
-  report     Markdown tables, JSON and SVG figures in DIR, and BENCHMARKS.md
+             load method and storage speed, with each packing's accuracy (bench/coldstart.py)
+  report     Markdown tables, JSON and SVG figures in DIR; BENCHMARKS.md, the index of every
+             report under bench/results, is written anew
 
 Uses only the standard library; the engine itself needs no Python.
 """
@@ -468,7 +469,7 @@ def measuring_arguments(argv):
     """The command line that measured the results: a report-only run names the run it reports."""
     if "--stages" in argv and argv[argv.index("--stages") + 1] == "report":
         at = argv.index("--stages")
-        argv = [a for a in argv[:at] + argv[at + 2:] if a != "--publish"]
+        argv = argv[:at] + argv[at + 2:]
     return argv
 
 
@@ -481,7 +482,6 @@ def main():
     parser.add_argument("--sample", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--modes", default=None, help="run only these of the modes stage's modes (comma-separated)")
-    parser.add_argument("--publish", action="store_true", help="copy the report to BENCHMARKS.md")
     cfg = parser.parse_args()
     quick = cfg.quick
     cfg.models = cfg.models or ("default" if quick else "all")
@@ -523,12 +523,37 @@ def main():
             note_measured(out, stage, m)
         log(f"{m.stem} done, {(time.time() - started) / 60:.1f} min elapsed")
     if "report" in stages:
-        command = "python3 scripts/bench.py " + " ".join(measuring_arguments(sys.argv[1:]))
-        text = report(cfg, models, out, command.strip())
-        if cfg.publish:
-            rel = os.path.relpath(out, ROOT)
-            (ROOT / "BENCHMARKS.md").write_text(text.replace("](", f"]({rel}/"))
-        log(f"report: {out / 'report.md'}")
+        command = "python3 bench/bench.py " + " ".join(measuring_arguments(sys.argv[1:]))
+        report(cfg, models, out, command.strip())
+        write_index()
+        log(f"report: {out / 'report.md'}; index: BENCHMARKS.md")
+
+
+def anchor(heading):
+    """The anchor GitHub's Markdown gives a heading."""
+    kept = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def write_index():
+    """BENCHMARKS.md: every report under bench/results, newest first, with its command and its
+    sections as links. The reports are the one source; this file only points at them."""
+    lines = ["# Benchmarks", "",
+             "Every suite run's report, newest first (written by `bench/bench.py` when it reports; the",
+             "numbers live in the reports and the JSON beside them). README.md quotes the current ones.", ""]
+    for path in sorted((ROOT / "bench" / "results").glob("*/report.md"), key=lambda p: p.parent.name, reverse=True):
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text().splitlines()
+        command = next((l for l in text if l.startswith("Command:")), "").removeprefix("Command:").strip()
+        lines.append(f"## [{path.parent.name}]({rel})")
+        lines.append("")
+        if command:
+            lines.append(f"Command: {command}")
+            lines.append("")
+        for heading in (l[3:].strip() for l in text if l.startswith("## ")):
+            lines.append(f"- [{heading}]({rel}#{anchor(heading)})")
+        lines.append("")
+    (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Cold start, a stage of scripts/bench.py: the first tool call after launch, with the model file
+"""Cold start, a stage of bench/bench.py: the first tool call after launch, with the model file
 out of the page cache, per packing, load method and storage speed; each packing's accuracy beside.
 
 Per model:
