@@ -6,6 +6,7 @@
 //   Context                a KV cache with sequences and passes counted
 //   grammars and Matcher   the call grammar of a tool set and its byte matcher
 //   decode loop            generate() with its strategies and drafters
+//   compiled(tool_set)     the CompiledToolSet behind a public ToolSet
 //   skeleton, weave        SchemaWeaver's pieces
 //   model tools            windows over a text, importance, output probes
 #pragma once
@@ -21,6 +22,7 @@
 #include "engine/session/weaver.h"
 #include "engine/toolset/call_grammar.h"
 #include "engine/toolset/skeleton.h"
+#include "engine/toolset/tool_set.h"
 #include "modeltools/importance.h"
 #include "modeltools/output_probe.h"
 #include "modeltools/text_reader.h"

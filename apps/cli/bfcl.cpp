@@ -8,8 +8,8 @@
 #include <map>
 #include <sstream>
 
-#include "common.h"
 #include "bfcl/bfcl.h"
+#include "common.h"
 
 namespace cli {
 namespace {

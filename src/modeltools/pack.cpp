@@ -14,12 +14,12 @@
 #include <optional>
 #include <set>
 
-#include "modeltools/importance.h"
-#include "util/measurement_cache.h"
 #include "engine/model/model.h"
+#include "modeltools/importance.h"
 #include "modeltools/output_probe.h"
-#include "schemaweaver/engine.h"
 #include "modeltools/text_reader.h"
+#include "schemaweaver/engine.h"
+#include "util/measurement_cache.h"
 
 namespace sw {
 namespace {

@@ -13,8 +13,8 @@
 #include <ggml.h>
 #include <gguf.h>
 
-#include "modeltools/importance.h"
 #include "engine/model/model.h"
+#include "modeltools/importance.h"
 #include "modeltools/text_reader.h"
 
 namespace sw {

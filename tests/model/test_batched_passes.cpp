@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "testing.h"
 #include "schemaweaver/engine.h"
+#include "testing.h"
 
 namespace {
 

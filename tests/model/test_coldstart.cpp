@@ -13,10 +13,10 @@
 #include <gguf.h>
 
 #include "agreement.h"
-#include "testing.h"
 #include "schemaweaver/engine.h"
 #include "schemaweaver/pack.h"
 #include "schemaweaver/quality.h"
+#include "testing.h"
 
 namespace {
 

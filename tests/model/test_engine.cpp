@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "agreement.h"
-#include "bfcl_case.h"
 #include "bfcl/bfcl.h"
+#include "bfcl_case.h"
 #include "schemaweaver/engine.h"
 
 namespace {

@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "agreement.h"
-#include "bfcl_case.h"
-#include "testing.h"
 #include "bfcl/bfcl.h"
+#include "bfcl_case.h"
 #include "schemaweaver/engine.h"
+#include "testing.h"
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "agreement.h"
-#include "bfcl_case.h"
-#include "testing.h"
 #include "bfcl/bfcl.h"
+#include "bfcl_case.h"
 #include "schemaweaver/engine.h"
+#include "testing.h"
 
 namespace {
 

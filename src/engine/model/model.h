@@ -8,8 +8,8 @@
 #include <llama.h>
 
 #include "engine/model/format.h"
-#include "schemaweaver/engine.h"
 #include "engine/model/streaming.h"
+#include "schemaweaver/engine.h"
 
 namespace sw {
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/constraint/matcher.h"
 #include "engine/model/context.h"
 #include "engine/session/drafter.h"
-#include "engine/constraint/matcher.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/session/decoder.h"
 #include "engine/model/format.h"
+#include "engine/session/decoder.h"
 
 namespace sw {
 

@@ -6,15 +6,15 @@
 #include <functional>
 #include <optional>
 
-#include "engine/toolset/tool_set.h"
 #include "engine/model/context.h"
+#include "engine/model/model.h"
 #include "engine/session/cost_curve.h"
 #include "engine/session/decoder.h"
 #include "engine/session/drafter.h"
-#include "engine/session/weaver.h"
-#include "engine/model/model.h"
 #include "engine/session/opening.h"
 #include "engine/session/prompt_state.h"
+#include "engine/session/weaver.h"
+#include "engine/toolset/tool_set.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {

@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/model/format.h"
 #include "engine/constraint/grammar.h"
+#include "engine/model/format.h"
 #include "schemaweaver/tools.h"
 
 namespace sw {
