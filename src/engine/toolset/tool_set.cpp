@@ -11,17 +11,17 @@ namespace sw {
 namespace {
 
 thread_local double compiling_ms = 0;
+thread_local int compiling_depth = 0;  // compilations running on this thread, one inside another
 
 // Times a compilation on this thread's clock; a compilation inside another counts once.
 template <class F>
 auto timed(F&& build) {
-  static thread_local int depth = 0;
   auto started = std::chrono::steady_clock::now();
-  ++depth;
+  ++compiling_depth;
   struct Leave {
     std::chrono::steady_clock::time_point started;
     ~Leave() {
-      if (--depth == 0)
+      if (--compiling_depth == 0)
         compiling_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     }
   } leave{started};
