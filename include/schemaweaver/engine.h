@@ -309,7 +309,8 @@ class Session {
   // options.cancelled asks to stop. Free decoding without tools is a plain reply.
   CallResult call(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
                   const CallOptions& options);
-  // The same with a compiled tool set (compile_tools, ToolSetCache): nothing is compiled again.
+  // The same with a compiled tool set (compile_tools, ToolSetCache): what the set holds is not
+  // compiled again (CallStats::compile_ms: the pieces it had not met yet).
   // Throws Error if the set was compiled for another model.
   CallResult call(const std::vector<Message>& messages, const ToolSet& tools, const CallOptions& options);
   // Checks everything call() would reject before generating (tools, options, the prompt's
