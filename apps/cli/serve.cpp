@@ -171,10 +171,8 @@ class Metrics {
 };
 
 // The key of a prompt prefix a slot's cache can reuse: the system message and the tools.
-std::string prefix_key(const openai::ChatRequest& r) {
-  std::string key = r.messages.front().role == "system" ? r.messages.front().content : "";
-  for (const sw::ToolSpec& t : r.tools) key += "\n" + t.to_openai().dump();
-  return key;
+std::string prefix_key(const openai::ChatRequest& r, const sw::ToolSet& tools) {
+  return (r.messages.front().role == "system" ? r.messages.front().content : "") + "\n" + tools.key();
 }
 
 std::string sse(const sw::Json& value) {
@@ -253,7 +251,7 @@ struct ServeCommand {
       } catch (const sw::Error& e) {
         return send_error(res, 400, e.what(), "invalid_request_error", "tools");
       }
-      std::shared_ptr<SlotPool::Lease> lease = pool.acquire(prefix_key(request), deadline);
+      std::shared_ptr<SlotPool::Lease> lease = pool.acquire(prefix_key(request, *tool_set), deadline);
       if (!lease) return send_error(res, 503, "the server is busy; try again later", "server_busy");
       try {
         lease->session().check(request.messages, *tool_set, request.options);

@@ -260,12 +260,15 @@ class ToolSet {
   ToolSet(const ToolSet&) = delete;
   ToolSet& operator=(const ToolSet&) = delete;
   const std::vector<ToolSpec>& tools() const { return tools_; }
+  // The tools' canonical JSON (ToolSpec::to_openai with read_only): equal for equal tool lists.
+  const std::string& key() const { return key_; }
   double compile_ms() const { return compile_ms_; }  // how long compile_tools took
 
  private:
   friend class CompiledToolSet;  // the library's only kind of ToolSet
-  explicit ToolSet(std::vector<ToolSpec> tools) : tools_(std::move(tools)) {}
+  explicit ToolSet(std::vector<ToolSpec> tools);
   std::vector<ToolSpec> tools_;
+  std::string key_;
   double compile_ms_ = 0;
 };
 
@@ -274,8 +277,7 @@ class ToolSet {
 // loaded with vocab_only will do. Throws Error if two tools have the same name.
 std::shared_ptr<const ToolSet> compile_tools(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools);
 
-// Compiled tool sets by the canonical JSON of their tools (ToolSpec::to_openai with read_only),
-// the least recently used dropped beyond `capacity`: what a server keeps, since its clients send
+// Compiled tool sets by their key (ToolSet::key), the least recently used dropped beyond `capacity`: what a server keeps, since its clients send
 // the same tools with every request. Thread-safe.
 struct ToolSetCacheState;
 

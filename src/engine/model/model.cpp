@@ -124,18 +124,17 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   m->pieces.reserve(size_t(n_vocab));
   for (llama_token t = 0; t < n_vocab; ++t) m->pieces.push_back(token_piece(m->vocab, t));
   m->plain_string.resize(size_t(n_vocab));
-  for (size_t t = 0; t < size_t(n_vocab); ++t) m->plain_string[t] = is_plain_string(m->pieces[t]) && !m->is_atomic(llama_token(t));
+  for (size_t t = 0; t < size_t(n_vocab); ++t)
+    m->plain_string[t] = is_plain_string(m->pieces[t]) && !m->is_atomic(llama_token(t));
   const char* tmpl = llama_model_chat_template(m->model, nullptr);
   // A base model without a template gets its family's built-in one from llama.cpp.
-  m->chat_template = tmpl ? tmpl
-                             : meta(m->model, "general.architecture").rfind("gemma", 0) == 0 ? "gemma"
-                                                                                               : "chatml";
+  m->chat_template = tmpl                                                          ? tmpl
+                      : meta(m->model, "general.architecture").rfind("gemma", 0) == 0 ? "gemma"
+                                                                                        : "chatml";
   bool tool_call_token = m->tokenize("<tool_call>", false).size() == 1;
-  m->format = params.call_format.empty()
-                     ? CallFormat::detect(m->chat_template, tool_call_token)
-                     : CallFormat::by_name(params.call_format);
-  m->threads = params.threads > 0 ? params.threads
-                                     : int(std::max(1u, std::thread::hardware_concurrency()));
+  m->format = params.call_format.empty() ? CallFormat::detect(m->chat_template, tool_call_token)
+                                         : CallFormat::by_name(params.call_format);
+  m->threads = params.threads > 0 ? params.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   m->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return m;
 }

@@ -31,6 +31,12 @@ auto timed(F&& build) {
 // Keys name a tool or an argument by its address: the set owns its specs and never changes them.
 std::string address(const void* p) { return std::to_string(reinterpret_cast<uintptr_t>(p)); }
 
+std::string canonical_json(const std::vector<ToolSpec>& tools) {
+  Json canonical = Json::array();
+  for (const ToolSpec& t : tools) canonical.push_back({t.to_openai(), t.read_only});
+  return canonical.dump();
+}
+
 std::vector<Property> optional_arguments(const ToolSpec& tool) {
   std::vector<Property> optional;
   for (const Property& p : tool.arguments) {
@@ -42,6 +48,8 @@ std::vector<Property> optional_arguments(const ToolSpec& tool) {
 }  // namespace
 
 double compile_clock_ms() { return compiling_ms; }
+
+ToolSet::ToolSet(std::vector<ToolSpec> tools) : tools_(std::move(tools)), key_(canonical_json(tools_)) {}
 
 template <class T>
 std::shared_ptr<const T> Memo<T>::get(const std::string& key,
@@ -180,9 +188,7 @@ ToolSetCache::ToolSetCache(std::shared_ptr<const Model> model, size_t capacity)
 ToolSetCache::~ToolSetCache() = default;
 
 std::shared_ptr<const ToolSet> ToolSetCache::get(const std::vector<ToolSpec>& tools) {
-  Json canonical = Json::array();
-  for (const ToolSpec& t : tools) canonical.push_back({t.to_openai(), t.read_only});
-  std::string key = canonical.dump();
+  const std::string key = canonical_json(tools);
   ToolSetCacheState& s = *state_;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
