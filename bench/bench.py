@@ -180,16 +180,24 @@ def stage_bandwidth(cfg, model, out):
 # ---------------------------------------------------------------- report
 
 
+def stopped_at_max_tokens(line):
+    return "max_tokens" in (line.get("error") or "")
+
+
 def same_answers(lines, mode, reference):
-    """'n/m as <reference>': cases where `mode` wrote exactly the text `reference` wrote."""
+    """'n/m as <reference>': cases where `mode` wrote exactly the text `reference` wrote; and
+    how many of the others both stopped at max_tokens (no call either way, cut at another
+    point: the modes count the tokens of a turn that runs on differently)."""
     if not reference:
         return ""
-    texts = {}
+    by_id = {}
     for line in lines:
-        texts.setdefault(line["id"], {})[line["mode"]] = line.get("output")
-    pairs = [t for t in texts.values() if mode in t and reference in t]
-    same = sum(t[mode] == t[reference] for t in pairs)
-    return f"{same}/{len(pairs)} as `{reference}`"
+        by_id.setdefault(line["id"], {})[line["mode"]] = line
+    pairs = [t for t in by_id.values() if mode in t and reference in t]
+    same = sum(t[mode].get("output") == t[reference].get("output") for t in pairs)
+    cut = sum(t[mode].get("output") != t[reference].get("output") and stopped_at_max_tokens(t[mode]) and
+              stopped_at_max_tokens(t[reference]) for t in pairs)
+    return f"{same}/{len(pairs)} as `{reference}`" + (f" (+{cut} both cut at max_tokens)" if cut else "")
 
 
 def summarise(lines):

@@ -8,8 +8,12 @@
 #                    [--no-build] [--no-demo]
 #
 # --kernels picks the CPU kernels llama.cpp is compiled with: native (the default: every
-# instruction this CPU has) or avx2 (AVX2 and FMA only, as on CPUs without AVX-512), built
-# beside the first and cached the same way; the project's build for it goes to build-avx2.
+# instruction this CPU has), avx2 (AVX2 and FMA only, as on CPUs without AVX-512) or exact
+# (native, without llamafile's tiled matrix kernels, which serve passes of 2 or more tokens
+# only: every pass then computes each token's row as a pass of one token does, bit for bit, if
+# the weights are not repacked either - see README, "Why lossless modes differ"), each built
+# beside the first and cached the same way; the project's build for it goes to build-avx2 or
+# build-exact.
 # Greedy decoding of a small model breaks near-ties by the last bits of the logits, which
 # differ between kernel sets, so the tests run on both (scripts/test.sh). --target builds one
 # target of the project instead of all.
@@ -41,7 +45,7 @@ while [ $# -gt 0 ]; do
     *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-case "$KERNELS" in native|avx2) ;; *) echo "setup.sh: --kernels is native or avx2, not '$KERNELS'" >&2; exit 2 ;; esac
+case "$KERNELS" in native|avx2|exact) ;; *) echo "setup.sh: --kernels is native, avx2 or exact, not '$KERNELS'" >&2; exit 2 ;; esac
 SUFFIX=""; [ "$SANITIZE" = ON ] && SUFFIX=-asan
 [ "$KERNELS" = native ] || SUFFIX="$SUFFIX-$KERNELS"
 BUILD_DIR=${BUILD_DIR:-$ROOT/build$SUFFIX}
@@ -104,7 +108,8 @@ check_sha256() {  # file expected
 # flags, since GGML_NATIVE compiles for the machine it runs on.
 llama_prefix() {
   local isa=$KERNELS
-  [ "$KERNELS" = native ] && isa=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-12)
+  [ "$KERNELS" = avx2 ] || isa=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-12)
+  [ "$KERNELS" = exact ] && isa="$isa-exact"
   echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-$isa"
 }
 
@@ -112,6 +117,7 @@ llama_prefix() {
 kernel_flags() {
   case "$KERNELS" in
     native) echo "-DGGML_NATIVE=ON" ;;
+    exact) echo "-DGGML_NATIVE=ON -DGGML_LLAMAFILE=OFF" ;;
     avx2) echo "-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
                "-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF" ;;
   esac

@@ -144,7 +144,7 @@ void add_call_command(CLI::App& app) {
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
   prompt->excludes(messages);
   cmd->add_option("--mode", c->mode,
-                  "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional][/drafts][/whole-turn][/unverified]")
+                  "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional][/drafts][/whole-turn][/unverified][/no-adopt]")
       ->capture_default_str();
   cmd->add_option("--tool", c->tool, "use this tool (its name is not decoded)");
   cmd->add_option("--given-arguments", c->given_arguments, "schemaweaver: decode exactly these arguments (needs --tool)")

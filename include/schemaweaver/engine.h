@@ -108,6 +108,12 @@ struct WeaverOptions {
   // from the first disagreement on, the reference writes the call, the branches' text its
   // draft. The calls are then the reference's. False: the branches' values stand as decoded.
   bool verify = true;
+  // The write-back takes over the first branch's cells (its value was computed over the
+  // conversation's context already). False: they are computed again in the write-back pass,
+  // so that every cell of the call lies where a serial decoder puts it - the same logits bit
+  // for bit on kernels that compute a token's row alike in passes of any shape (README, "Why
+  // lossless modes differ"); it costs the first value's tokens in that pass.
+  bool adopt_first = true;
 };
 
 // A call as soon as it can be executed (SchemaWeaver emits it before the turn is finished).

@@ -186,6 +186,31 @@ TEST(Weaver, VerificationRepairsAValueToTheSerialReference) {
   for (const sw::PhaseStats& p : verified.stats.phases) std::cout << "  " << p.name << ": " << p.passes << " passes\n";
 }
 
+int phase_tokens(const sw::CallResult& r, const std::string& name) {
+  for (const sw::PhaseStats& p : r.stats.phases)
+    if (p.name == name) return p.tokens;
+  return 0;
+}
+
+// Unadopted (schemaweaver/no-adopt), the first branch's cells are computed again in the
+// write-back pass and every choice of its value is checked there: more tokens in that pass, more
+// choices checked, and still the reference's call where the two decide alike.
+TEST(Weaver, UnadoptedFirstBranchIsComputedAgainAndChecked) {
+  sw::bfcl::Case c = bfcl_case("multiple_103");
+  auto tools = sw::parse_tools(c.functions);
+  sw::CallOptions options = weaving(160);
+  sw::CallResult adopted = fresh_call(model(), c.messages, tools, options);
+  options.weaver.adopt_first = false;
+  sw::CallResult recomputed = fresh_call(model(), c.messages, tools, options);
+  options.mode = sw::DecodeMode::JumpForward;
+  sw::CallResult reference = fresh_call(model(), c.messages, tools, options);
+  ASSERT_TRUE(adopted.error.empty()) << adopted.error;
+  ASSERT_TRUE(recomputed.error.empty()) << recomputed.error;
+  EXPECT_GT(recomputed.stats.verification.checked_tokens, adopted.stats.verification.checked_tokens);
+  EXPECT_GT(phase_tokens(recomputed, "write-back"), phase_tokens(adopted, "write-back"));
+  EXPECT_TRUE(agree_where_decided(recomputed, reference)) << recomputed.text << "\n" << reference.text;
+}
+
 // The calls a turn completed (also when it was cut off at max_tokens later).
 size_t final_calls(const sw::CallResult& r) {
   return size_t(std::count_if(r.stats.events.begin(), r.stats.events.end(),

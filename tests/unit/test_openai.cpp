@@ -92,7 +92,7 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
 
 // The server takes the same mode switches as the CLI (one parser, sw::apply_mode).
 TEST(OpenAiRequest, DecodingModeTakesTheSchemaWeaverSwitches) {
-  openai::ChatRequest r = openai::parse_chat_request(request(R"(, "x_decoding_mode": "schemaweaver/no-padding/unverified/drafts")"));
+  openai::ChatRequest r = openai::parse_chat_request(request(R"(, "x_decoding_mode": "schemaweaver/no-padding/unverified/drafts/no-adopt")"));
   EXPECT_EQ(r.options.mode, sw::DecodeMode::SchemaWeaver);
   EXPECT_FALSE(r.options.weaver.padding);
   EXPECT_FALSE(r.options.weaver.verify);
@@ -100,6 +100,7 @@ TEST(OpenAiRequest, DecodingModeTakesTheSchemaWeaverSwitches) {
   EXPECT_TRUE(r.options.weaver.parallel_values);
   EXPECT_TRUE(r.options.weaver.provisional);
   EXPECT_FALSE(r.options.weaver.whole_turn);
+  EXPECT_FALSE(r.options.weaver.adopt_first);
 }
 
 TEST(ModeSwitches, OwnSwitchesGoBackToTheCaller) {

@@ -119,7 +119,8 @@ std::vector<std::string> apply_mode(const std::string& text, CallOptions& option
   static const std::vector<std::pair<std::string, bool WeaverOptions::*>> weaver_switches = {
       {"no-parallel", &WeaverOptions::parallel_values}, {"no-padding", &WeaverOptions::padding},
       {"no-provisional", &WeaverOptions::provisional}, {"drafts", &WeaverOptions::drafts},
-      {"whole-turn", &WeaverOptions::whole_turn}, {"unverified", &WeaverOptions::verify}};
+      {"whole-turn", &WeaverOptions::whole_turn}, {"unverified", &WeaverOptions::verify},
+      {"no-adopt", &WeaverOptions::adopt_first}};
   size_t slash = text.find('/');
   options.mode = parse_decode_mode(text.substr(0, slash));
   std::vector<std::string> found;

@@ -574,10 +574,11 @@ class Weaver {
   static size_t deciding_token(const Assembled& a, size_t branch, size_t k) { return a.value_at[branch] + k - 1; }
 
   // The first pick of a branch that verification checks: the first branch saw exactly what the
-  // conversation holds, so only its last pick (how its value ends) can differ from the
-  // reference's; every pick of the others.
-  static size_t first_checked_pick(const std::vector<Branch>& branches, size_t branch) {
-    return branch == 0 ? branches[0].picks.size() - 1 : 0;
+  // conversation holds, so where its cells are adopted only its last pick (how its value ends)
+  // can differ from the reference's; every pick of the others, and of a first branch computed
+  // again (its cells' logits are new).
+  size_t first_checked_pick(const std::vector<Branch>& branches, size_t branch) const {
+    return branch == 0 && options_.weaver.adopt_first ? branches[0].picks.size() - 1 : 0;
   }
 
   // What the write-back put into the conversation after the head.
@@ -628,7 +629,12 @@ class Weaver {
     const Branch& first = branches.front();
     size_t& adopt = w.adopted;
     const size_t computed_at_least = w.checked && first.cached.size() >= tokens.size() ? 0 : 1;
-    while (adopt + computed_at_least < tokens.size() && adopt < first.cached.size() && tokens[adopt] == first.cached[adopt])
+    // Unadopted, the cells before the first value are the shared key's (computed alike anyway).
+    const size_t adoptable = options_.weaver.adopt_first || w.call.value_at.empty()
+                                 ? tokens.size()
+                                 : std::max<size_t>(w.call.value_at[0], 1) - 1;
+    while (adopt < adoptable && adopt + computed_at_least < tokens.size() && adopt < first.cached.size() &&
+           tokens[adopt] == first.cached[adopt])
       ++adopt;
     context_.adopt(first.sequence, {tokens.begin(), tokens.begin() + long(adopt)});
     for (const Branch& b : branches) context_.drop(b.sequence);
