@@ -9,8 +9,10 @@ namespace cli {
 
 void ModelOptions::add_to(CLI::App& app) {
   app.add_option("-m,--model", params.path, "GGUF model file")->required();
-  app.add_option("-c,--ctx", params.context_size, "context size in tokens")->capture_default_str();
-  app.add_option("-t,--threads", params.threads, "threads (0: all cores)")->capture_default_str();
+  app.add_option("-c,--ctx", params.context_size, "context size in tokens (0: the model's own)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
+  app.add_option("-t,--threads", params.threads, "threads (0: all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
   app.add_option("--format", params.call_format, "call format: smollm2, hermes, json (default: detect)");
   app.add_flag("--no-mmap{false}", params.mmap, "read the weights into memory instead of mapping the file");
   app.add_flag("--no-repack{false}", params.repack, "use the weights as stored (no repacking for the CPU's kernels)");

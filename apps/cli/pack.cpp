@@ -62,7 +62,7 @@ void add_pack_command(CLI::App& app) {
                   "tokens on which the output's sensitivity to each matrix is measured (0: not measured)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("-t,--threads", o->pack.threads, "threads (0: all cores)")->capture_default_str();
+  cmd->add_option("-t,--threads", o->pack.threads, "threads (0: all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o->json, "write the allocation as JSON to this file");
   cmd->callback([o] {
     o->pack.budget_bytes = uint64_t(o->budget_mib * double(1 << 20));

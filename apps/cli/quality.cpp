@@ -25,7 +25,7 @@ void add_quality_command(CLI::App& app) {
   cmd->add_option("--window", o->quality.window, "tokens per window (each from an empty cache)")
       ->check(CLI::Range(2, 8192))
       ->capture_default_str();
-  cmd->add_option("-t,--threads", o->quality.threads, "threads (0: all cores)")->capture_default_str();
+  cmd->add_option("-t,--threads", o->quality.threads, "threads (0: all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o->json, "write the result as JSON to this file");
   cmd->callback([o] {
     sw::QualityReport r = sw::compare_to_reference(o->quality);

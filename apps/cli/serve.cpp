@@ -5,6 +5,7 @@
 // system message and tools), or is refused with 503 when too many wait. Every response is
 // produced while the generation runs, so a client that goes away is noticed at the next write
 // and its generation is cancelled at the next forward pass.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -213,13 +214,38 @@ struct ServeCommand {
       res.status = status;
       res.set_content(openai::error_body(message, type, param, code).dump(), "application/json");
     };
-    server.set_error_handler([&](const httplib::Request&, httplib::Response& res) {
+    // The routes and the one method each takes: another method on a known path is a 405 that
+    // names the right one, not a 404.
+    static const std::map<std::string, std::string> route_methods = {
+        {"/health", "GET"}, {"/v1/models", "GET"}, {"/metrics", "GET"}, {"/v1/chat/completions", "POST"}};
+    server.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;  // a handler wrote its own error
+      auto route = route_methods.find(req.path);
+      if (res.status == 404 && route != route_methods.end() && route->second != req.method) {
+        res.set_header("Allow", route->second);
+        send_error(res, 405, req.path + " takes " + route->second + ", not " + req.method, "invalid_request_error");
+        return;
+      }
       const char* type = res.status == 413 ? "request_too_large" : res.status == 404 ? "not_found" : "invalid_request_error";
       send_error(res, res.status, "HTTP status " + std::to_string(res.status), type);
     });
     server.set_exception_handler([&](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       send_error(res, 500, "internal error", "server_error");
+    });
+    // A Content-Length that is not a byte count within the limit is refused before any body is
+    // read: httplib would read (or skip) that many bytes first, holding the connection open.
+    server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+      if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
+      const std::string length = req.get_header_value("Content-Length");
+      const bool digits =
+          !length.empty() && std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (digits && length.size() <= 18 && std::stoull(length) <= max_body_bytes)
+        return httplib::Server::HandlerResponse::Unhandled;
+      res.set_header("Connection", "close");
+      if (digits) send_error(res, 413, "the body of " + length + " bytes exceeds the limit of " +
+                                           std::to_string(max_body_bytes), "request_too_large");
+      else send_error(res, 400, "Content-Length '" + length + "' is not a byte count", "invalid_request_error");
+      return httplib::Server::HandlerResponse::Handled;
     });
     server.set_logger([&](const httplib::Request&, const httplib::Response& res) { metrics.count_status(res.status); });
 
@@ -331,7 +357,7 @@ void add_serve_command(CLI::App& app) {
   auto c = std::make_shared<ServeCommand>();
   c->model.add_to(*cmd);
   cmd->add_option("--host", c->host, "address to listen on (loopback by default)")->capture_default_str();
-  cmd->add_option("--port", c->port, "port")->capture_default_str();
+  cmd->add_option("--port", c->port, "port")->capture_default_str()->check(CLI::Range(1, 65535));
   cmd->add_option("--slots", c->slots, "requests generated at once, each with its own KV cache")->capture_default_str();
   cmd->add_option("--max-waiting", c->max_waiting, "requests that may wait for a slot; more get 503")->capture_default_str();
   cmd->add_option("--max-body", c->max_body_bytes, "largest request body in bytes (413 beyond)")->capture_default_str();

@@ -28,7 +28,7 @@ void add_shape_command(CLI::App& app) {
                   "plain text on which channels are ranked (needed for a narrower FFN or width)");
   cmd->add_option("--tokens", o->shape.calibration_tokens, "calibration tokens to read")
       ->capture_default_str();
-  cmd->add_option("-t,--threads", o->shape.threads, "threads (0: all cores)")->capture_default_str();
+  cmd->add_option("-t,--threads", o->shape.threads, "threads (0: all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o->json, "write the shape as JSON to this file");
   cmd->callback([o] {
     std::string spec;

@@ -109,8 +109,26 @@ def test_errors(client, base, tools, max_body):
     check(status == 400 and json.loads(body)["error"]["param"] == "messages[0].content", f"wrong type: 400: {body}")
     status, _ = http(base, "POST", "/v1/chat/completions", b"x" * (max_body + 1), json_headers)
     check(status == 413, f"oversized body: 413: {status}")
+    status, body = http(base, "GET", "/v1/chat/completions")
+    check(status == 405 and "POST" in json.loads(body)["error"]["message"], f"wrong method: 405: {status} {body}")
+    port = int(base.rsplit(":", 1)[1])
+    for length, expected in (("-5", 400), ("100000000000000000000", 413), (str(max_body + 1), 413)):
+        check(bad_content_length_status(port, length) == expected, f"Content-Length {length}: {expected} at once")
     status, body = http(base, "GET", "/health")
     check(status == 200, f"still serving after bad requests: {status} {body}")
+
+
+def bad_content_length_status(port, length):
+    """The status of a request whose Content-Length is `length`, answered before any body is sent;
+    None if no reply comes within 5 s."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.settimeout(5)
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: " + length.encode() + b"\r\n\r\n")
+        try:
+            return int(s.recv(1024).split(b" ", 2)[1])
+        except (socket.timeout, IndexError, ValueError):
+            return None
 
 
 def test_clients_at_once(client, tools):

@@ -6,8 +6,13 @@ namespace sw {
 
 Context::Context(const LoadedModel& model, int context_size, bool unified, int sequences) {
   llama_context_params cp = model.context_params();
-  cp.n_ctx = uint32_t(context_size);
-  cp.n_batch = uint32_t(std::min(context_size, 512));
+  if (context_size < 0) throw Error("the context size must be positive (or 0: the model's own), not " + std::to_string(context_size));
+  // llama.cpp reserves an output row per sequence and clamps a batch to the context: a context
+  // narrower than the sequences fails its assertion. Such a context holds no prompt anyway, as
+  // the caller's check of the prompt's length then says.
+  const int cells = context_size == 0 ? 0 : std::max(context_size, sequences);
+  cp.n_ctx = uint32_t(cells);
+  cp.n_batch = uint32_t(std::max(std::min(cells == 0 ? 512 : cells, 512), sequences));
   cp.n_ubatch = cp.n_batch;
   sequences_ = sequences;
   cp.n_seq_max = uint32_t(sequences);
