@@ -4,6 +4,7 @@
 //
 //   sw::loaded(model)      the LoadedModel behind a public Model (llama.cpp's handles, tokenizer)
 //   Context                a KV cache with sequences and passes counted
+//   Pattern                a schema pattern compiled to a linear-time automaton
 //   grammars and Matcher   the call grammar of a tool set and its byte matcher
 //   decode loop            generate() with its strategies and drafters
 //   compiled(tool_set)     the CompiledToolSet behind a public ToolSet
@@ -15,6 +16,7 @@
 #include "engine/model/context.h"
 #include "engine/model/format.h"
 #include "engine/model/model.h"
+#include "engine/schema/pattern.h"
 #include "engine/session/cost_curve.h"
 #include "engine/session/decoder.h"
 #include "engine/session/drafter.h"

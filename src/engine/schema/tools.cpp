@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "engine/schema/pattern.h"
+
 namespace sw {
 namespace {
 
@@ -59,6 +61,27 @@ const std::set<std::string>& annotation_keywords() {
                                              "optional", "$schema", "$id", "$comment", "deprecated",
                                              "readOnly", "writeOnly", "example"};
   return keys;
+}
+
+// A checked keyword's value must be of the kind it takes: a number for a bound, a count for a
+// length, a valid pattern of the supported subset; otherwise the check would be skipped.
+void check_keyword_value(const std::string& key, const Json& value, const Where& where) {
+  if (key == "pattern") {
+    if (!value.is_string()) where.fail("must be a string (a regular expression)");
+    try {
+      Pattern checked(value.get<std::string>());
+    } catch (const Error& e) {
+      where.fail(e.what());
+    }
+  } else if (key == "uniqueItems") {
+    if (!value.is_boolean()) where.fail("must be true or false");
+  } else if (key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems") {
+    if (!value.is_number_unsigned()) where.fail("must be a non-negative integer");
+  } else if (!value.is_number()) {
+    where.fail("must be a number");
+  } else if (key == "multipleOf" && value.get<double>() <= 0) {
+    where.fail("must be greater than 0");
+  }
 }
 
 void parse_object_members(const Json& node, Schema& schema, const Where& where) {
@@ -147,6 +170,7 @@ Schema parse_schema(const Json& node, const Where& where) {
   for (const auto& [key, value] : node.items()) {
     if (decoded_keywords().count(key) || annotation_keywords().count(key) || key.rfind("x-", 0) == 0) continue;
     if (!checked_keywords().count(key)) where.at(key).fail("'" + key + "' is not supported");
+    check_keyword_value(key, value, where.at(key));
     schema.checks[key] = value;
   }
   if (node.contains("nullable") && node["nullable"].is_boolean()) schema.nullable = node["nullable"].get<bool>();

@@ -1,9 +1,9 @@
 // Checking a finished call against the tools' schemas, including the keywords the grammar does
 // not encode (bounds, lengths, patterns).
 #include <cmath>
-#include <regex>
 #include <set>
 
+#include "engine/schema/pattern.h"
 #include "schemaweaver/tools.h"
 
 namespace sw {
@@ -43,9 +43,9 @@ std::string check_keywords(const Schema& schema, const Json& value, const std::s
       else if (key == "maxLength") ok = length <= limit.get<size_t>();
     } else if (value.is_string() && key == "pattern" && limit.is_string()) {
       try {
-        ok = std::regex_search(value.get<std::string>(), std::regex(limit.get<std::string>()));
-      } catch (const std::regex_error&) {
-        return path + ": the schema's pattern " + dump_json(limit) + " is not a valid regular expression";
+        ok = Pattern(limit.get<std::string>()).search(value.get<std::string>());
+      } catch (const Error& e) {
+        return path + ": " + e.what();
       }
     } else if (value.is_array() && limit.is_number_unsigned()) {
       if (key == "minItems") ok = value.size() >= limit.get<size_t>();
