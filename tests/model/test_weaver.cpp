@@ -162,19 +162,31 @@ TEST(Weaver, DraftsChangeThePassesNotTheAnswer) {
   EXPECT_GE(fewer, 2) << "drafts saved passes in fewer than two of four calls";
 }
 
+// A BFCL case decoded by SchemaWeaver as it is by default, with one of its switches off, and
+// by jump-forward (the serial reference), each in a fresh session.
+struct SwitchedOff {
+  sw::bfcl::Case c;
+  sw::CallResult plain, switched, reference;
+};
+
+SwitchedOff switched_off(const std::string& id, bool sw::WeaverOptions::*option) {
+  SwitchedOff r{bfcl_case(id), {}, {}, {}};
+  auto tools = sw::parse_tools(r.c.functions);
+  sw::CallOptions options = weaving(160);
+  r.plain = fresh_call(model(), r.c.messages, tools, options);
+  options.weaver.*option = false;
+  r.switched = fresh_call(model(), r.c.messages, tools, options);
+  options.mode = sw::DecodeMode::JumpForward;
+  r.reference = fresh_call(model(), r.c.messages, tools, options);
+  return r;
+}
+
 // Lossless SchemaWeaver on a BFCL case where a branch, decoding its value without the values
 // before it in view, writes another value than the serial reference: verification finds the
 // disagreement on the logits of the write-back pass, and from there the reference writes the
 // call, so it is jump-forward's (and right); unverified, the branch's value stands (and is wrong).
 TEST(Weaver, VerificationRepairsAValueToTheSerialReference) {
-  sw::bfcl::Case c = bfcl_case("live_multiple_236-106-2");
-  auto tools = sw::parse_tools(c.functions);
-  sw::CallOptions options = weaving(160);
-  sw::CallResult verified = fresh_call(model(), c.messages, tools, options);
-  options.weaver.verify = false;
-  sw::CallResult unverified = fresh_call(model(), c.messages, tools, options);
-  options.mode = sw::DecodeMode::JumpForward;
-  sw::CallResult reference = fresh_call(model(), c.messages, tools, options);
+  auto [c, verified, unverified, reference] = switched_off("live_multiple_236-106-2", &sw::WeaverOptions::verify);
   ASSERT_TRUE(verified.error.empty()) << verified.error;
   EXPECT_GE(verified.stats.verification.repaired_calls, 1) << verified.text;
   EXPECT_GT(verified.stats.verification.discarded_tokens, 0);
@@ -196,14 +208,7 @@ int phase_tokens(const sw::CallResult& r, const std::string& name) {
 // write-back pass and every choice of its value is checked there: more tokens in that pass, more
 // choices checked, and still the reference's call where the two decide alike.
 TEST(Weaver, UnadoptedFirstBranchIsComputedAgainAndChecked) {
-  sw::bfcl::Case c = bfcl_case("multiple_103");
-  auto tools = sw::parse_tools(c.functions);
-  sw::CallOptions options = weaving(160);
-  sw::CallResult adopted = fresh_call(model(), c.messages, tools, options);
-  options.weaver.adopt_first = false;
-  sw::CallResult recomputed = fresh_call(model(), c.messages, tools, options);
-  options.mode = sw::DecodeMode::JumpForward;
-  sw::CallResult reference = fresh_call(model(), c.messages, tools, options);
+  auto [c, adopted, recomputed, reference] = switched_off("multiple_103", &sw::WeaverOptions::adopt_first);
   ASSERT_TRUE(adopted.error.empty()) << adopted.error;
   ASSERT_TRUE(recomputed.error.empty()) << recomputed.error;
   EXPECT_GT(recomputed.stats.verification.checked_tokens, adopted.stats.verification.checked_tokens);
