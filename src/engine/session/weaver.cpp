@@ -629,7 +629,8 @@ class Weaver {
     const Branch& first = branches.front();
     size_t& adopt = w.adopted;
     const size_t computed_at_least = w.checked && first.cached.size() >= tokens.size() ? 0 : 1;
-    // Unadopted, the cells before the first value are the shared key's (computed alike anyway).
+    // Unadopted, the first key's cells are still taken: the skeleton pass put them right after
+    // the head's, where a serial decoder's lie; the value's cells came between other branches'.
     const size_t adoptable = options_.weaver.adopt_first || w.call.value_at.empty()
                                  ? tokens.size()
                                  : std::max<size_t>(w.call.value_at[0], 1) - 1;
