@@ -360,7 +360,8 @@ def report(cfg, models, out, command):
                 f"their logits: {v['unverified_calls']}.\n\n"
                 f"Cases whose text differs from jump-forward's ({len(differ)} of {len(by_id)}), with the smallest "
                 "decision margin (logits) of each answer: the two run passes of other shapes, whose kernels round "
-                "differently, so a near-tie can go either way.\n\n" +
+                "differently, and lay the branches' cells out otherwise, which regroups attention's sums, so a "
+                "near-tie can go either way (README, \"Why lossless modes differ\").\n\n" +
                 (table(["case", "jump-forward smallest margin", "schemaweaver smallest margin", "calls repaired"], rows)
                  if rows else ""))
         # Table 8 and Figure 11
