@@ -2,17 +2,27 @@
 //
 // Requests are served by a pool of sessions ("slots"), each with its own KV cache; a request
 // waits for a free slot, preferring the one whose cache holds its prompt prefix (the same
-// system message and tools), or is refused with 503 when too many wait. Every response is
-// produced while the generation runs, so a client that goes away is noticed at the next write
-// and its generation is cancelled at the next forward pass.
+// system message and tools), or is refused with 503 when too many wait. A whole response is
+// sent once the generation is done, with a status that tells how it went (a call that is not
+// valid is no success, a timeout is 504); a streamed one is written as calls become
+// executable. A client that goes away is noticed (on its socket, or at the stream's next
+// write) and its generation cancelled at the next forward pass.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include <httplib.h>
 
@@ -171,6 +181,67 @@ class Metrics {
   double prompt_ms_ = 0, executable_ms_ = 0, compile_ms_ = 0;
 };
 
+// The socket of a request's connection, found by its two addresses, to notice a client that
+// goes away while its whole (not streamed) response is generated: httplib gives a handler no
+// socket, and nothing may be written before the response's status is known.
+class ConnectionWatch {
+ public:
+  explicit ConnectionWatch(const httplib::Request& req) : fd_(find(req)) {}
+
+  // The peer closed its side (or the connection broke).
+  bool closed() const {
+    if (fd_ < 0) return false;
+    pollfd p{fd_, POLLRDHUP, 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+  }
+
+ private:
+  static std::string numeric_host(const sockaddr_storage& a) {
+    char text[INET6_ADDRSTRLEN] = "";
+    if (a.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(a).sin_addr, text, sizeof text);
+    if (a.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, text, sizeof text);
+    return text;
+  }
+  static int port(const sockaddr_storage& a) {
+    if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+    return -1;
+  }
+  // The process's socket whose peer and local port are the request's; -1 if none is.
+  static int find(const httplib::Request& req) {
+    DIR* fds = opendir("/proc/self/fd");
+    if (!fds) return -1;
+    int found = -1;
+    while (dirent* entry = readdir(fds)) {
+      const int fd = std::atoi(entry->d_name);
+      sockaddr_storage peer{}, local{};
+      socklen_t peer_size = sizeof peer, local_size = sizeof local;
+      if (entry->d_name[0] < '0' || entry->d_name[0] > '9' || fd == dirfd(fds)) continue;
+      if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0) continue;
+      if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_size) != 0) continue;
+      if (port(peer) == req.remote_port && port(local) == req.local_port && numeric_host(peer) == req.remote_addr) {
+        found = fd;
+        break;
+      }
+    }
+    closedir(fds);
+    return found;
+  }
+
+  int fd_;
+};
+
+// Whether `given` is `key`, in time that does not tell how much of it matched.
+bool same_secret(const std::string& given, const std::string& key) {
+  unsigned char differ = given.size() != key.size();
+  for (size_t i = 0; i < key.size(); ++i) differ |= (unsigned char)(key[i] ^ (i < given.size() ? given[i] : 0));
+  return differ == 0;
+}
+
+bool loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 // The key of a prompt prefix a slot's cache can reuse: the system message and the tools.
 std::string prefix_key(const openai::ChatRequest& r, const sw::ToolSet& tools) {
   return (r.messages.front().role == "system" ? r.messages.front().content : "") + "\n" + tools.key();
@@ -190,12 +261,15 @@ struct ServeCommand {
   int timeout_s = 300;
   std::vector<std::string> read_only;
   int tool_set_cache = 32;
+  std::string api_key;
+  bool insecure_no_key = false;
   openai::Limits limits;
 
   void run() {
-    if (slots < 1 || slots > 16) throw sw::Error("--slots must be 1..16");
-    if (timeout_s < 1) throw sw::Error("--timeout must be at least 1 second");
-    if (tool_set_cache < 1) throw sw::Error("--tool-sets must be at least 1");
+    if (api_key.empty()) api_key = std::getenv("SCHEMAWEAVER_API_KEY") ? std::getenv("SCHEMAWEAVER_API_KEY") : "";
+    if (api_key.empty() && !loopback(host) && !insecure_no_key)
+      throw sw::Error("listening on " + host + " (not loopback) needs --api-key (or SCHEMAWEAVER_API_KEY); "
+                      "--insecure-no-key serves without one");
     std::signal(SIGPIPE, SIG_IGN);  // a client that went away must not end the server
     auto loaded = sw::Model::load(model.params);
     std::string model_id = loaded->info().name.empty() ? model.params.path : loaded->info().name;
@@ -235,6 +309,17 @@ struct ServeCommand {
     // A Content-Length that is not a byte count within the limit is refused before any body is
     // read: httplib would read (or skip) that many bytes first, holding the connection open.
     server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+      // With a key, every route but /health needs "Authorization: Bearer <key>".
+      if (!api_key.empty() && req.path != "/health") {
+        const std::string auth = req.get_header_value("Authorization");
+        const bool bearer = auth.rfind("Bearer ", 0) == 0;
+        if (!bearer || !same_secret(auth.substr(7), api_key)) {
+          res.set_header("WWW-Authenticate", "Bearer");
+          send_error(res, 401, bearer ? "Incorrect API key provided." : "Missing API key: send 'Authorization: Bearer <key>'.",
+                     "invalid_request_error", "", "invalid_api_key");
+          return httplib::Server::HandlerResponse::Handled;
+        }
+      }
       if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
       const std::string length = req.get_header_value("Content-Length");
       const bool digits =
@@ -286,11 +371,12 @@ struct ServeCommand {
       }
       std::string id = "chatcmpl-" + std::to_string(next_id++) + "-" + std::to_string(std::time(nullptr));
       long created = long(std::time(nullptr));
-      const char* type = request.stream ? "text/event-stream" : "application/json";
+      if (!request.stream) return respond_whole(request, *tool_set, *lease, id, created, deadline, model_id,
+                                                ConnectionWatch(req), res, metrics);
       res.set_header("Cache-Control", "no-cache");
-      res.set_chunked_content_provider(type, [&, request, tool_set, lease, id, created, deadline](size_t, httplib::DataSink& sink) {
+      res.set_chunked_content_provider("text/event-stream", [&, request, tool_set, lease, id, created, deadline](size_t, httplib::DataSink& sink) {
         // false (the client is gone) drops the connection instead of ending the response.
-        return respond(request, *tool_set, *lease, id, created, deadline, model_id, sink, metrics);
+        return stream(request, *tool_set, *lease, id, created, deadline, model_id, sink, metrics);
       });
     });
 
@@ -299,51 +385,76 @@ struct ServeCommand {
     server.listen_after_bind();
   }
 
-  // Generates the answer and writes it: the stream's chunks as calls become executable, or the
-  // whole completion. While it runs, a probe write every quarter second (an SSE comment, or a
-  // space before the JSON) tells whether the client is still there. Returns false if it is not.
-  static bool respond(openai::ChatRequest request, const sw::ToolSet& tool_set, SlotPool::Lease& lease,
-                      const std::string& id, long created,
-                      Clock::time_point deadline, const std::string& model_id, httplib::DataSink& sink,
-                      Metrics& metrics) {
-    auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
-    bool gone = false;
-    auto probe_at = Clock::now();
-    request.options.cancelled = [&] {
-      if (Clock::now() > deadline) return true;
-      if (Clock::now() >= probe_at) {
-        probe_at = Clock::now() + std::chrono::milliseconds(250);
-        gone = gone || !sink.is_writable() || !write(request.stream ? ": \n\n" : " ");
-      }
-      return gone;
-    };
-    if (request.stream) {
-      write(sse(openai::role_chunk(id, model_id, created)));
-      request.options.on_call = [&](const sw::CallEvent& e) { write(sse(openai::call_chunk(id, model_id, created, e))); };
-    }
+  // The request's generation on its slot: the result, or the error response to send instead
+  // (a timeout, an engine error, an answer that is not a valid call), or nothing when the client
+  // went away (`client_gone`, polled before every pass, said so).
+  struct Generated {
     sw::CallResult result;
+    openai::ErrorResponse error;
+    bool gone = false;
+  };
+  static Generated generate(openai::ChatRequest& request, const sw::ToolSet& tool_set, SlotPool::Lease& lease,
+                            Clock::time_point deadline, const std::function<bool()>& client_gone, Metrics& metrics) {
+    Generated out;
+    request.options.cancelled = [&] { return Clock::now() > deadline || (out.gone = out.gone || client_gone()); };
     try {
-      result = lease.session().call(request.messages, tool_set, request.options);
+      out.result = lease.session().call(request.messages, tool_set, request.options);
     } catch (const sw::Cancelled&) {
       metrics.count_cancelled();
-      if (gone) return false;
-      sw::Json error = openai::error_body("the request timed out", "timeout");
-      write(request.stream ? sse(error) : error.dump());
-      sink.done();
-      return true;
+      if (!out.gone) out.error = openai::timed_out();
+      return out;
     } catch (const sw::Error& e) {
-      sw::Json error = openai::error_body(e.what(), "server_error");
-      write(request.stream ? sse(error) : error.dump());
-      sink.done();
-      return true;
+      out.error = {500, openai::error_body(e.what(), "server_error")};
+      return out;
     }
-    metrics.record(result, lease.reused_prefix);
-    if (request.stream) {
-      if (result.calls.empty()) write(sse(openai::text_chunk(id, model_id, created, result.text)));
-      write(sse(openai::final_chunk(id, model_id, created, result)));
-      write("data: [DONE]\n\n");
+    metrics.record(out.result, lease.reused_prefix);
+    out.error = openai::failed_answer(out.result);
+    return out;
+  }
+
+  // A whole response, its status telling how the request went. A client that closes its
+  // connection meanwhile is noticed on its socket and its generation cancelled.
+  static void respond_whole(openai::ChatRequest request, const sw::ToolSet& tool_set, SlotPool::Lease& lease,
+                            const std::string& id, long created, Clock::time_point deadline,
+                            const std::string& model_id, const ConnectionWatch& watch, httplib::Response& res,
+                            Metrics& metrics) {
+    Generated g = generate(request, tool_set, lease, deadline, [&] { return watch.closed(); }, metrics);
+    if (g.gone) {
+      res.status = 499;  // nobody reads it: the client closed the request
+      return;
+    }
+    if (g.error.status) {
+      res.status = g.error.status;
+      res.set_content(g.error.body.dump(), "application/json");
+      return;
+    }
+    res.set_content(openai::completion(id, model_id, created, g.result).dump(-1, ' ', false, sw::Json::error_handler_t::replace),
+                    "application/json");
+  }
+
+  // A streamed response: the role, each call as it becomes executable, then the end - or an
+  // error event in place of the end. While the call runs, an SSE comment every quarter second
+  // tells whether the client is still there. Returns false if it is not.
+  static bool stream(openai::ChatRequest request, const sw::ToolSet& tool_set, SlotPool::Lease& lease,
+                     const std::string& id, long created, Clock::time_point deadline, const std::string& model_id,
+                     httplib::DataSink& sink, Metrics& metrics) {
+    auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
+    auto probe_at = Clock::now();
+    auto gone = [&] {
+      if (Clock::now() < probe_at) return false;
+      probe_at = Clock::now() + std::chrono::milliseconds(250);
+      return !sink.is_writable() || !write(": \n\n");
+    };
+    write(sse(openai::role_chunk(id, model_id, created)));
+    request.options.on_call = [&](const sw::CallEvent& e) { write(sse(openai::call_chunk(id, model_id, created, e))); };
+    Generated g = generate(request, tool_set, lease, deadline, gone, metrics);
+    if (g.gone) return false;
+    if (g.error.status) {
+      write(sse(g.error.body));
     } else {
-      write(openai::completion(id, model_id, created, result).dump(-1, ' ', false, sw::Json::error_handler_t::replace));
+      if (g.result.calls.empty()) write(sse(openai::text_chunk(id, model_id, created, g.result.text)));
+      write(sse(openai::final_chunk(id, model_id, created, g.result)));
+      write("data: [DONE]\n\n");
     }
     sink.done();
     return true;
@@ -358,17 +469,29 @@ void add_serve_command(CLI::App& app) {
   c->model.add_to(*cmd);
   cmd->add_option("--host", c->host, "address to listen on (loopback by default)")->capture_default_str();
   cmd->add_option("--port", c->port, "port")->capture_default_str()->check(CLI::Range(1, 65535));
-  cmd->add_option("--slots", c->slots, "requests generated at once, each with its own KV cache")->capture_default_str();
-  cmd->add_option("--max-waiting", c->max_waiting, "requests that may wait for a slot; more get 503")->capture_default_str();
-  cmd->add_option("--max-body", c->max_body_bytes, "largest request body in bytes (413 beyond)")->capture_default_str();
-  cmd->add_option("--timeout", c->timeout_s, "seconds a request may take, waiting included")->capture_default_str();
-  cmd->add_option("--max-messages", c->limits.messages, "messages per request at most")->capture_default_str();
-  cmd->add_option("--max-tools", c->limits.tools, "tools per request at most")->capture_default_str();
-  cmd->add_option("--max-schema-depth", c->limits.schema_depth, "nesting of a tool schema at most")->capture_default_str();
-  cmd->add_option("--max-tokens-limit", c->limits.max_tokens, "largest max_tokens a request may ask for")->capture_default_str();
+  cmd->add_option("--slots", c->slots, "requests generated at once, each with its own KV cache")
+      ->capture_default_str()->check(CLI::Range(1, 16));
+  cmd->add_option("--max-waiting", c->max_waiting, "requests that may wait for a slot; more get 503")
+      ->capture_default_str()->check(CLI::Range(0, 4096));
+  cmd->add_option("--max-body", c->max_body_bytes, "largest request body in bytes (413 beyond)")
+      ->capture_default_str()->check(CLI::Range(size_t(1), size_t(1) << 30));
+  cmd->add_option("--timeout", c->timeout_s, "seconds a request may take, waiting included (504 beyond)")
+      ->capture_default_str()->check(CLI::Range(1, 86400));
+  cmd->add_option("--api-key", c->api_key,
+                  "key clients must send as 'Authorization: Bearer KEY' (else SCHEMAWEAVER_API_KEY; "
+                  "needed on a non-loopback --host)");
+  cmd->add_flag("--insecure-no-key", c->insecure_no_key, "serve a non-loopback --host without an API key");
+  cmd->add_option("--max-messages", c->limits.messages, "messages per request at most")
+      ->capture_default_str()->check(CLI::Range(size_t(1), size_t(100000)));
+  cmd->add_option("--max-tools", c->limits.tools, "tools per request at most")
+      ->capture_default_str()->check(CLI::Range(size_t(1), size_t(10000)));
+  cmd->add_option("--max-schema-depth", c->limits.schema_depth, "nesting of a tool schema at most")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--max-tokens-limit", c->limits.max_tokens, "largest max_tokens a request may ask for")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--read-only", c->read_only, "tools treated as read-only (provisional calls)")->delimiter(',');
   cmd->add_option("--tool-sets", c->tool_set_cache, "compiled tool sets kept between requests (least recently used go)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->callback([c] { c->run(); });
 }
 

@@ -55,6 +55,19 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits = {});
 // The same from the body's text, which must also be valid UTF-8 and valid JSON.
 ChatRequest parse_chat_request(const std::string& body, const Limits& limits = {});
 
+// An answer that must not be reported as a success, as an error response: a call that is not
+// valid (it breaks the schema, cannot be parsed, or max_tokens cut it off) is status 422 with
+// code "invalid_tool_call" or "max_tokens_reached" (a 4xx: clients do not retry it, and greedy
+// decoding would write the same again). Null status when the answer is a valid call or a reply
+// in text the request allowed.
+struct ErrorResponse {
+  int status = 0;
+  Json body;
+};
+ErrorResponse failed_answer(const CallResult& result);
+// A request that ran past the server's time limit: 504, code "timeout".
+ErrorResponse timed_out();
+
 // The id OpenAI clients expect on a tool call ("call_" and 24 characters).
 std::string call_id(const std::string& completion_id, size_t index);
 

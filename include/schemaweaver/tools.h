@@ -4,10 +4,15 @@
 //   OpenAI:  {"type": "function", "function": {"name", "description", "parameters": <schema>}}
 //   MCP:     {"name", "description", "inputSchema": <schema>, "annotations": {"readOnlyHint"}}
 //   BFCL:    {"name", "description", "parameters": <schema with python type names>}
-// Supported schema subset: string, integer, number, boolean, null, enum, array (with items),
-// object (with properties, required, or a free-form dict), anyOf/oneOf and nullable types
-// ("type": ["string", "null"]). BFCL's python names (dict, float, tuple, list, any, int, str,
-// bool) map onto these. Anything else raises sw::Error naming the tool and the JSON path.
+// Supported schema subset: string, integer, number, boolean, null, enum and const, array (items,
+// tuples by prefixItems), object (properties, required, additionalProperties, or a free-form
+// dict), anyOf/oneOf, allOf of objects, nullable types ("type": ["string", "null"]), local
+// non-recursive $ref/$defs, and the value keywords minLength, maxLength, pattern, format (date,
+// time, date-time, uuid, email, ipv4, uri), minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, minItems, maxItems - every one enforced by the grammars calls are decoded
+// under. BFCL's python names (dict, float, tuple, list, any, int, str, bool) map onto these.
+// Anything else (uniqueItems, multipleOf, not, if/then, recursive references...) raises
+// sw::Error naming the tool, the JSON path and the keyword: nothing is silently ignored.
 //
 // Thread safety: all types here are plain values; parse_tools is reentrant.
 #pragma once
@@ -30,14 +35,19 @@ struct Schema {
   Type type = Type::Any;
   bool nullable = false;                // null is accepted besides `type`
   std::vector<Json> enum_values;        // non-empty: the value is one of these (type ignored)
-  std::shared_ptr<const Schema> items;  // Array: schema of every element; free-form Object:
-                                        // schema of every value (null: any value)
+  std::shared_ptr<const Schema> items;  // Array: schema of every element (after the tuple's);
+                                        // free-form Object: schema of every value (null: any)
+  std::vector<Schema> prefix_items;     // Array: a tuple's elements by position
+  bool closed_tuple = false;            // Array: no elements beyond the tuple's
   std::vector<Property> properties;     // Object: declared properties, in declared order
-  bool free_form = false;               // Object without declared properties: any keys
+  bool free_form = false;               // Object without declared properties: any keys (false
+                                        // and no properties: only {})
   std::vector<Schema> any_of;           // non-empty: the value matches one of these
   std::string description;
   std::optional<Json> default_value;
-  Json checks = Json::object();  // keywords checked on the finished value (minimum, pattern, ...)
+  // Value keywords as given (minimum, maxLength, pattern, format, ...): the grammars enforce
+  // them while decoding, and the finished value is checked against them again.
+  Json checks = Json::object();
 
   // JSON Schema (standard type names) for prompts and APIs.
   Json to_json() const;

@@ -238,6 +238,17 @@ ChatRequest parse_chat_request(const std::string& body, const Limits& limits) {
   return parse_chat_request(parsed, limits);
 }
 
+ErrorResponse failed_answer(const CallResult& result) {
+  if (result.error.empty() || result.text_reply) return {};
+  const bool cut = result.stopped_at_max_tokens;
+  return {422, error_body("the model did not make a valid call: " + result.error, "invalid_response_error", "",
+                          cut ? "max_tokens_reached" : "invalid_tool_call")};
+}
+
+ErrorResponse timed_out() {
+  return {504, error_body("the request ran past the server's time limit (--timeout)", "timeout", "", "timeout")};
+}
+
 std::string call_id(const std::string& completion_id, size_t index) {
   char hex[32];
   size_t hash = std::hash<std::string>{}(completion_id + "#" + std::to_string(index));

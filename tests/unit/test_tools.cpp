@@ -66,7 +66,9 @@ TEST(Tools, ErrorsNameToolAndPath) {
       {R"([{"name": "f", "parameters": {"type": "object", "properties": {"z": {"type": "complex"}}}}])",
        "tool 'f': parameters.properties.z.type: unsupported type 'complex'"},
       {R"([{"name": "f", "parameters": {"type": "object", "properties": {"z": {"allOf": []}}}}])",
-       "tool 'f': parameters.properties.z.allOf: 'allOf' is not supported"},
+       "tool 'f': parameters.properties.z.allOf: must be a non-empty list of schemas"},
+      {R"([{"name": "f", "parameters": {"type": "object", "properties": {"z": {"not": {}}}}}])",
+       "tool 'f': parameters.properties.z.not: 'not' is not supported"},
       {R"([{"name": "f", "parameters": {"type": "object", "properties": {}, "required": ["q"]}}])",
        "'q' is required but not declared"},
       {R"([{"name": "f"}, {"name": "f"}])", "duplicate tool name 'f'"},
@@ -84,10 +86,10 @@ TEST(Tools, ErrorsNameToolAndPath) {
   }
 }
 
-TEST(Tools, EveryKeywordIsDecodedCheckedOrAnnotation) {
+TEST(Tools, EveryKeywordIsStructureValueOrAnnotation) {
   auto tools = sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
       "n": {"type": "integer", "minimum": 1, "maximum": 10, "title": "N", "x-ui": "slider"},
-      "s": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5, "format": "hostname"}}}}])"));
+      "s": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5, "examples": ["ab"]}}}}])"));
   EXPECT_EQ(tools[0].arguments[0].schema.checks, parse(R"({"minimum": 1, "maximum": 10})"));
   EXPECT_EQ(tools[0].arguments[1].schema.checks, parse(R"({"pattern": "^[a-z]+$", "maxLength": 5})"));
   EXPECT_THROW(sw::parse_tools(parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {

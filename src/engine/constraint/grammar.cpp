@@ -76,12 +76,8 @@ Sequence GrammarBuilder::ref(uint32_t rule) const {
 
 uint32_t GrammarBuilder::declare(const std::string& name) {
   std::string unique = name;
-  for (int n = 2;; ++n) {
-    bool taken = false;
-    for (const std::string& existing : grammar_.names) taken = taken || existing == unique;
-    if (!taken) break;
-    unique = name + "-" + std::to_string(n);
-  }
+  for (int n = 2; names_.count(unique); ++n) unique = name + "-" + std::to_string(n);
+  names_.insert(unique);
   grammar_.names.push_back(unique);
   grammar_.rules.emplace_back();
   return uint32_t(grammar_.rules.size() - 1);

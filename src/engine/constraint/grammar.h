@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace sw {
@@ -53,6 +54,7 @@ class GrammarBuilder {
 
  private:
   Grammar grammar_;
+  std::unordered_set<std::string> names_;  // taken, for unique names in constant time
 };
 
 Sequence operator+(Sequence a, const Sequence& b);

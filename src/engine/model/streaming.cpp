@@ -1,6 +1,7 @@
 #include "engine/model/streaming.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,8 @@ StreamingLoad::StreamingLoad(const std::string& path, llama_model_params params)
 // Reading order: what comes before the blocks (the embedding table), the blocks in order,
 // then the output; within a group, file order.
 void StreamingLoad::plan_reading(int64_t tied) {
+  struct stat file {};
+  if (stat(path_.c_str(), &file) != 0) throw Error("cannot read '" + path_ + "'");
   int blocks = 0;
   for (const Pending& p : pending_) blocks = std::max(blocks, block_of(p.tensor->name) + 1);
   const size_t data = gguf_get_data_offset(metadata_);
@@ -80,6 +83,10 @@ void StreamingLoad::plan_reading(int64_t tied) {
     if (p.in_file && gguf_get_tensor_size(metadata_, id) != ggml_nbytes(p.tensor))
       throw Error("'" + path_ + "': tensor '" + name + "' does not match the model llama.cpp built");
     p.offset = p.in_file ? data + gguf_get_tensor_offset(metadata_, id) : 0;
+    // A truncated file: the non-streamed load refuses it; so does this one, before computing.
+    if (p.in_file && p.offset + ggml_nbytes(p.tensor) > uint64_t(file.st_size))
+      throw Error("failed to load model '" + path_ + "': the file is truncated (tensor '" + name + "' ends at byte " +
+                  std::to_string(p.offset + ggml_nbytes(p.tensor)) + " of " + std::to_string(file.st_size) + ")");
     int block = block_of(name);
     p.group = block >= 0 ? block + 1 : is_output(name) ? blocks + 1 : 0;
     group_by_tensor_[p.tensor] = p.group;

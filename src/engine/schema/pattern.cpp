@@ -255,11 +255,6 @@ class Parser {
 
 // A Thompson automaton: each instruction reads a byte, branches, or asserts a position.
 struct Pattern::Program {
-  struct Instruction {
-    enum Op { Byte, Split, Jump, Begin, End, Match } op;
-    ByteSet bytes;
-    size_t next = 0, other = 0;  // Split: both; Jump: next
-  };
   std::vector<Instruction> code;
 
   size_t emit(Instruction::Op op, const ByteSet& bytes = {}) {
@@ -347,12 +342,14 @@ struct Pattern::Program {
 
 Pattern::Pattern(const std::string& source) : program_(std::make_unique<Program>()) {
   program_->compile(Parser(source).parse());
-  program_->emit(Program::Instruction::Match);
+  program_->emit(Instruction::Match);
 }
 
 Pattern::~Pattern() = default;
 Pattern::Pattern(Pattern&&) noexcept = default;
 Pattern& Pattern::operator=(Pattern&&) noexcept = default;
+
+const std::vector<Pattern::Instruction>& Pattern::instructions() const { return program_->code; }
 
 bool Pattern::search(const std::string& text) const {
   const Program& p = *program_;

@@ -8,8 +8,10 @@
 // are refused with the construct named.
 #pragma once
 
+#include <bitset>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sw {
 
@@ -22,6 +24,15 @@ class Pattern {
   Pattern& operator=(Pattern&&) noexcept;
   // Whether the pattern matches somewhere in `text` (UTF-8).
   bool search(const std::string& text) const;
+
+  // The automaton, for a grammar that writes only matching strings (toolset/string_rules.h).
+  // Instruction 0 is the start; a search may begin at any byte position.
+  struct Instruction {
+    enum Op { Byte, Split, Jump, Begin, End, Match } op;
+    std::bitset<256> bytes;      // Byte: the bytes it reads
+    size_t next = 0, other = 0;  // Split: both; Byte, Jump, Begin, End: next
+  };
+  const std::vector<Instruction>& instructions() const;
 
  private:
   struct Program;

@@ -1,10 +1,13 @@
 // Tool definitions in three dialects -> one ToolSpec; JSON serialisation in the models' style.
 #include "schemaweaver/tools.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "engine/schema/pattern.h"
+#include "engine/schema/schema.h"
 
 namespace sw {
 namespace {
@@ -40,31 +43,36 @@ Type parse_type_name(const Json& name, const Where& where) {
   return found->second;
 }
 
-Schema parse_schema(const Json& node, const Where& where);
-
-// Every schema keyword is one of: shaping the grammar values are decoded under, checked on the
-// finished value (Schema::checks), or an annotation without effect on values. Anything else is
-// an error, so that no constraint is silently dropped.
-const std::set<std::string>& decoded_keywords() {
-  static const std::set<std::string> keys = {"type", "enum", "const", "items", "properties", "required",
-                                             "anyOf", "oneOf", "additionalProperties", "nullable"};
+// Every schema keyword is one of: read into the Schema's structure (type, properties, items,
+// alternatives, references), a value keyword kept in Schema::checks (enforced while decoding by
+// the grammars and checked on the finished value again), or an annotation without effect on
+// values. Anything else is refused when the tools are read, naming the keyword's path, so that
+// no constraint is silently dropped.
+const std::set<std::string>& structure_keywords() {
+  static const std::set<std::string> keys = {"type", "enum", "const", "items", "prefixItems", "additionalItems",
+                                             "properties", "required", "anyOf", "oneOf", "allOf",
+                                             "additionalProperties", "nullable", "$ref", "$defs", "definitions"};
   return keys;
 }
-const std::set<std::string>& checked_keywords() {
+const std::set<std::string>& value_keywords() {
   static const std::set<std::string> keys = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                                             "multipleOf", "minLength", "maxLength", "pattern",
-                                             "minItems", "maxItems", "uniqueItems"};
+                                             "minLength", "maxLength", "pattern", "format", "minItems", "maxItems",
+                                             "uniqueItems", "multipleOf"};
   return keys;
 }
 const std::set<std::string>& annotation_keywords() {
-  static const std::set<std::string> keys = {"description", "default", "title", "examples", "format",
-                                             "optional", "$schema", "$id", "$comment", "deprecated",
-                                             "readOnly", "writeOnly", "example"};
+  static const std::set<std::string> keys = {"description", "default", "title", "examples", "optional", "$schema",
+                                             "$id", "$comment", "deprecated", "readOnly", "writeOnly", "example"};
   return keys;
 }
 
-// A checked keyword's value must be of the kind it takes: a number for a bound, a count for a
-// length, a valid pattern of the supported subset; otherwise the check would be skipped.
+// The most characters or items a length keyword may ask for: the grammar counts them out.
+constexpr double kMaxCount = 20000;
+// The largest bound a number keyword may set: the grammar writes the bound's digits, which a
+// double holds exactly up to here.
+constexpr double kMaxBound = 1e15;
+
+// A value keyword's value must be of the kind it takes; otherwise the check would be skipped.
 void check_keyword_value(const std::string& key, const Json& value, const Where& where) {
   if (key == "pattern") {
     if (!value.is_string()) where.fail("must be a string (a regular expression)");
@@ -73,137 +81,297 @@ void check_keyword_value(const std::string& key, const Json& value, const Where&
     } catch (const Error& e) {
       where.fail(e.what());
     }
+  } else if (key == "format") {
+    if (!value.is_string()) where.fail("must be a string");
   } else if (key == "uniqueItems") {
     if (!value.is_boolean()) where.fail("must be true or false");
+    if (value == true) where.fail("uniqueItems cannot be enforced while decoding (a grammar cannot keep items apart)");
+  } else if (key == "multipleOf") {
+    where.fail("multipleOf cannot be enforced while decoding");
   } else if (key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems") {
     if (!value.is_number_unsigned()) where.fail("must be a non-negative integer");
+    if (value.get<double>() > kMaxCount) where.fail("counts above " + std::to_string(int(kMaxCount)) + " are not supported");
   } else if (!value.is_number()) {
     where.fail("must be a number");
-  } else if (key == "multipleOf" && value.get<double>() <= 0) {
-    where.fail("must be greater than 0");
+  } else if (std::fabs(value.get<double>()) > kMaxBound) {
+    where.fail("bounds beyond 1e15 are not supported");
   }
 }
 
-void parse_object_members(const Json& node, Schema& schema, const Where& where) {
-  std::set<std::string> required;
-  if (node.contains("required")) {
-    const Json& list = node["required"];
-    if (!list.is_array()) where.at("required").fail("must be a list of property names");
+const char* kFormatList = "date, time, date-time, uuid, email, ipv4, uri";
+
+// What the value keywords mean for the schema's type, checked once the type is known: a keyword
+// of another type has no effect (JSON Schema's rule), but one on a value of any type could not
+// be enforced, and some combinations are refused.
+void check_value_keywords(const Schema& schema, const Where& where) {
+  const Json& c = schema.checks;
+  // Alternatives and listed values are checked each (read_any_of, keep_admitted_values).
+  if (c.empty() || !schema.enum_values.empty() || !schema.any_of.empty()) return;
+  if (schema.type == Type::Any && schema.any_of.empty())
+    where.fail("'" + c.begin().key() + "' needs a 'type' to be enforced");
+  if (c.contains("format")) {
+    const std::string format = c["format"].get<std::string>();
+    const bool numeric = schema.type == Type::Integer || schema.type == Type::Number;
+    if (numeric && format != "int32" && format != "int64" && format != "float" && format != "double")
+      where.at("format").fail("format '" + format + "' is not one of a number's (int32, int64, float, double)");
+    if (schema.type == Type::String && !format_pattern(format))
+      where.at("format").fail("format '" + format + "' cannot be enforced (enforced: " + kFormatList + ")");
+    if (c.contains("pattern")) where.fail("'pattern' beside 'format' is not supported: give one of them");
+  }
+  if (schema.type == Type::Number) {
+    for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
+      if (c.contains(key) && std::floor(c[key].get<double>()) != c[key].get<double>())
+        where.at(key).fail("a number's bound must be a whole number to be enforced while decoding");
+    }
+  }
+  auto above = [&](const char* low, const char* high) {
+    return c.contains(low) && c.contains(high) && c[low].get<double>() > c[high].get<double>();
+  };
+  if (above("minimum", "maximum") || above("minLength", "maxLength") || above("minItems", "maxItems"))
+    where.fail("no value can satisfy both bounds");
+}
+
+// Reads the schemas of one tool's parameters. References ("$ref": "#/$defs/X") point into the
+// parameters schema and are read in place; one met again inside itself (a recursive schema)
+// is refused, as is a tool whose references unfold into too many schemas.
+class SchemaReader {
+ public:
+  explicit SchemaReader(const Json& root) : root_(root) {}
+
+  Schema read(const Json& node, const Where& where) {
+    if (!node.is_object()) where.fail("a schema must be a JSON object");
+    if (++schemas_read_ > kMaxSchemas) where.fail("the schema unfolds into more than 10000 schemas");
+    if (node.contains("$ref")) return read_reference(node, where);
+    Schema schema;
+    for (const auto& [key, value] : node.items()) {
+      if (structure_keywords().count(key) || annotation_keywords().count(key) || key.rfind("x-", 0) == 0) continue;
+      if (!value_keywords().count(key)) where.at(key).fail("'" + key + "' is not supported");
+      check_keyword_value(key, value, where.at(key));
+      if (key != "uniqueItems") schema.checks[key] = value;  // uniqueItems: false says nothing
+    }
+    if (node.contains("nullable") && node["nullable"].is_boolean()) schema.nullable = node["nullable"].get<bool>();
+    if (node.contains("description") && node["description"].is_string())
+      schema.description = node["description"].get<std::string>();
+    if (node.contains("default")) schema.default_value = node["default"];
+    if (node.contains("allOf")) return read_all_of(node, schema, where);
+    if (node.contains("anyOf")) return read_any_of(node, "anyOf", schema, where);
+    if (node.contains("oneOf")) return read_any_of(node, "oneOf", schema, where);
+    if (node.contains("type")) {
+      read_type(node, schema, where);
+    } else if (node.contains("properties") || node.contains("required") || node.contains("additionalProperties")) {
+      schema.type = Type::Object;  // what else the keywords could describe
+    } else if (node.contains("items") || node.contains("prefixItems")) {
+      schema.type = Type::Array;
+    }
+    if (node.contains("enum")) {
+      const Json& values = node["enum"];
+      if (!values.is_array() || values.empty()) where.at("enum").fail("must be a non-empty list");
+      schema.enum_values.assign(values.begin(), values.end());
+    }
+    if (node.contains("const")) schema.enum_values = {node["const"]};
+    if (!schema.enum_values.empty()) keep_admitted_values(schema, node, where);
+    if (schema.type == Type::Array) read_items(node, schema, where);
+    if (schema.type == Type::Object) read_object_members(node, schema, where);
+    check_value_keywords(schema, where);
+    return schema;
+  }
+
+ private:
+  static constexpr int kMaxSchemas = 10000;
+
+  Schema read_reference(const Json& node, const Where& where) {
+    const Json& ref = node["$ref"];
+    if (!ref.is_string()) where.at("$ref").fail("must be a string");
+    const std::string target = ref.get<std::string>();
+    for (const auto& [key, value] : node.items()) {
+      if (key != "$ref" && !annotation_keywords().count(key) && key != "$defs" && key != "definitions")
+        where.at(key).fail("'" + key + "' beside '$ref' is not supported");
+    }
+    if (std::find(open_refs_.begin(), open_refs_.end(), target) != open_refs_.end())
+      where.at("$ref").fail("the schema refers to itself through '" + target + "' (recursive schemas are not supported)");
+    if (target.rfind("#", 0) != 0) where.at("$ref").fail("only references inside the tool's schema ('#/...') are supported");
+    const Json* found = nullptr;
+    try {
+      const Json& resolved = root_.at(Json::json_pointer(target.substr(1)));
+      found = &resolved;
+    } catch (const std::exception&) {
+      where.at("$ref").fail("'" + target + "' does not point to a schema of this tool");
+    }
+    open_refs_.push_back(target);
+    Schema schema = read(*found, where.at("$ref"));
+    open_refs_.pop_back();
+    if (node.contains("description") && node["description"].is_string())
+      schema.description = node["description"].get<std::string>();
+    if (node.contains("default")) schema.default_value = node["default"];
+    return schema;
+  }
+
+  // allOf of object schemas is one object with all their properties; one schema is itself.
+  Schema read_all_of(const Json& node, Schema& schema, const Where& where) {
+    const Json& list = node["allOf"];
+    if (!list.is_array() || list.empty()) where.at("allOf").fail("must be a non-empty list of schemas");
+    for (const char* other : {"type", "anyOf", "oneOf", "enum", "const", "properties", "items"}) {
+      if (node.contains(other)) where.at(other).fail("'" + std::string(other) + "' beside 'allOf' is not supported");
+    }
+    if (!schema.checks.empty()) where.fail("value keywords beside 'allOf' are not supported");
+    if (list.size() == 1) {
+      Schema only = read(list[0], where.at("allOf").at(0));
+      if (!schema.description.empty()) only.description = schema.description;
+      return only;
+    }
+    schema.type = Type::Object;
     for (size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_string()) where.at("required").at(i).fail("must be a string");
-      required.insert(list[i].get<std::string>());
+      Schema part = read(list[i], where.at("allOf").at(i));
+      if (part.type != Type::Object || part.nullable || !part.any_of.empty() || !part.enum_values.empty() ||
+          !part.checks.empty())
+        where.at("allOf").at(i).fail("only object schemas can be combined by 'allOf'");
+      for (Property& p : part.properties) {
+        for (const Property& known : schema.properties) {
+          if (known.name == p.name) where.at("allOf").at(i).fail("property '" + p.name + "' is declared twice");
+        }
+        schema.properties.push_back(std::move(p));
+      }
     }
-  }
-  if (node.contains("properties")) {
-    const Json& props = node["properties"];
-    if (!props.is_object()) where.at("properties").fail("must be an object");
-    for (const auto& [name, sub] : props.items()) {
-      Property property{name, parse_schema(sub, where.at("properties").at(name)),
-                        required.count(name) > 0};
-      schema.properties.push_back(std::move(property));
-    }
-  }
-  for (const std::string& name : required) {
-    bool declared = false;
-    for (const Property& p : schema.properties) declared = declared || p.name == name;
-    if (!declared) where.at("required").fail("'" + name + "' is required but not declared");
-  }
-  schema.free_form = schema.properties.empty();
-  // additionalProperties: false (or true) only says whether undeclared keys are allowed; a
-  // call never writes undeclared keys of a declared object, and a free-form one may take any.
-  // A schema there types the values of a free-form object.
-  if (node.contains("additionalProperties") && node["additionalProperties"].is_object() && schema.free_form)
-    schema.items = std::make_shared<Schema>(parse_schema(node["additionalProperties"], where.at("additionalProperties")));
-}
-
-void parse_any_of(const Json& node, const char* key, Schema& schema, const Where& where) {
-  const Json& list = node[key];
-  if (!list.is_array() || list.empty()) where.at(key).fail("must be a non-empty list of schemas");
-  for (size_t i = 0; i < list.size(); ++i) {
-    Schema alternative = parse_schema(list[i], where.at(key).at(i));
-    // {"anyOf": [X, {"type": "null"}]} is the common spelling of "X or null".
-    if (alternative.type == Type::Null && alternative.enum_values.empty()) {
-      schema.nullable = true;
-    } else {
-      schema.any_of.push_back(std::move(alternative));
-    }
-  }
-  if (schema.any_of.size() == 1) {
-    bool nullable = schema.nullable;
-    Schema only = std::move(schema.any_of.front());
-    only.description = schema.description.empty() ? only.description : schema.description;
-    schema = std::move(only);
-    schema.nullable = schema.nullable || nullable;
-  } else if (schema.any_of.empty()) {
-    schema.type = Type::Null;
-  }
-}
-
-void parse_type(const Json& node, Schema& schema, const Where& where) {
-  const Json& type = node["type"];
-  if (!type.is_array()) {
-    schema.type = parse_type_name(type, where.at("type"));
-    return;
-  }
-  // ["string", "null"]: one type, nullable. Several non-null types become anyOf.
-  std::vector<Type> types;
-  for (size_t i = 0; i < type.size(); ++i) {
-    Type t = parse_type_name(type[i], where.at("type").at(i));
-    if (t == Type::Null) schema.nullable = true;
-    else types.push_back(t);
-  }
-  if (types.empty()) where.at("type").fail("empty type list");
-  schema.type = types.front();
-  if (types.size() > 1) {
-    for (Type t : types) {
-      Schema alternative;
-      alternative.type = t;
-      alternative.free_form = t == Type::Object;
-      schema.any_of.push_back(alternative);
-    }
-  }
-}
-
-Schema parse_schema(const Json& node, const Where& where) {
-  if (!node.is_object()) where.fail("a schema must be a JSON object");
-  Schema schema;
-  for (const auto& [key, value] : node.items()) {
-    if (decoded_keywords().count(key) || annotation_keywords().count(key) || key.rfind("x-", 0) == 0) continue;
-    if (!checked_keywords().count(key)) where.at(key).fail("'" + key + "' is not supported");
-    check_keyword_value(key, value, where.at(key));
-    schema.checks[key] = value;
-  }
-  if (node.contains("nullable") && node["nullable"].is_boolean()) schema.nullable = node["nullable"].get<bool>();
-  if (node.contains("description") && node["description"].is_string())
-    schema.description = node["description"].get<std::string>();
-  if (node.contains("default")) schema.default_value = node["default"];
-  if (node.contains("anyOf")) {
-    parse_any_of(node, "anyOf", schema, where);
+    schema.free_form = false;
     return schema;
   }
-  if (node.contains("oneOf")) {
-    parse_any_of(node, "oneOf", schema, where);
-    return schema;
+
+  // enum and const list values; those the schema's type and value keywords do not admit can
+  // never be valid, and a list with none left is an error.
+  void keep_admitted_values(Schema& schema, const Json& node, const Where& where) {
+    Schema without_enum = schema;
+    without_enum.enum_values.clear();
+    if (!node.contains("type")) without_enum.type = Type::Any;
+    std::vector<Json> admitted;
+    for (const Json& v : schema.enum_values) {
+      if ((v.is_null() && schema.nullable) || value_violation(without_enum, v, "").empty()) admitted.push_back(v);
+    }
+    if (admitted.empty()) where.at(node.contains("const") ? "const" : "enum").fail("no value listed fits the schema's type and keywords");
+    schema.enum_values = std::move(admitted);
   }
-  if (node.contains("type")) parse_type(node, schema, where);
-  if (node.contains("enum")) {
-    const Json& values = node["enum"];
-    if (!values.is_array() || values.empty()) where.at("enum").fail("must be a non-empty list");
-    schema.enum_values.assign(values.begin(), values.end());
+
+  void read_items(const Json& node, Schema& schema, const Where& where) {
+    // A tuple: prefixItems (or, in older drafts, a list under items), then items (or
+    // additionalItems) for every element after it.
+    const char* tuple_key = node.contains("prefixItems") ? "prefixItems" : node.contains("items") && node["items"].is_array() ? "items" : nullptr;
+    const char* rest_key = tuple_key && std::string(tuple_key) == "items" ? "additionalItems" : "items";
+    if (tuple_key) {
+      const Json& list = node[tuple_key];
+      if (!list.is_array() || list.empty()) where.at(tuple_key).fail("must be a non-empty list of schemas");
+      for (size_t i = 0; i < list.size(); ++i) schema.prefix_items.push_back(read(list[i], where.at(tuple_key).at(i)));
+      if (schema.checks.contains("minItems") || schema.checks.contains("maxItems"))
+        where.fail("minItems and maxItems beside a tuple's items are not supported");
+    }
+    if (!node.contains(rest_key) || node[rest_key] == true) return;
+    if (node[rest_key] == false) {
+      if (!tuple_key) where.at(rest_key).fail("an array whose items are all refused is not supported");
+      schema.closed_tuple = true;
+      return;
+    }
+    schema.items = std::make_shared<Schema>(read(node[rest_key], where.at(rest_key)));
   }
-  if (node.contains("const")) schema.enum_values = {node["const"]};
-  if (schema.type == Type::Array && node.contains("items")) {
-    const Json& items = node["items"];
-    // A list of schemas (tuple form) is accepted when all entries agree; else any element.
-    if (items.is_array()) {
-      if (!items.empty()) schema.items = std::make_shared<Schema>(parse_schema(items[0], where.at("items").at(0)));
-    } else {
-      schema.items = std::make_shared<Schema>(parse_schema(items, where.at("items")));
+
+  void read_object_members(const Json& node, Schema& schema, const Where& where) {
+    std::set<std::string> required;
+    if (node.contains("required")) {
+      const Json& list = node["required"];
+      if (!list.is_array()) where.at("required").fail("must be a list of property names");
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].is_string()) where.at("required").at(i).fail("must be a string");
+        required.insert(list[i].get<std::string>());
+      }
+    }
+    if (node.contains("properties")) {
+      const Json& props = node["properties"];
+      if (!props.is_object()) where.at("properties").fail("must be an object");
+      for (const auto& [name, sub] : props.items()) {
+        Property property{name, read(sub, where.at("properties").at(name)), required.count(name) > 0};
+        schema.properties.push_back(std::move(property));
+      }
+    }
+    for (const std::string& name : required) {
+      bool declared = false;
+      for (const Property& p : schema.properties) declared = declared || p.name == name;
+      if (!declared) where.at("required").fail("'" + name + "' is required but not declared");
+    }
+    // additionalProperties says whether keys beyond the declared ones may appear: a call never
+    // writes undeclared keys of an object with declared properties; an object without any takes
+    // any keys (typed by a schema there), or none at all when it is false.
+    const Json additional = node.value("additionalProperties", Json(true));
+    if (!additional.is_boolean() && !additional.is_object())
+      where.at("additionalProperties").fail("must be true, false or a schema");
+    schema.free_form = schema.properties.empty() && additional != false;
+    if (additional.is_object() && schema.free_form)
+      schema.items = std::make_shared<Schema>(read(additional, where.at("additionalProperties")));
+  }
+
+  // The keywords beside anyOf (or a list of types) hold for every alternative: each alternative
+  // takes them, so that its grammar enforces them.
+  static void hand_down_checks(const Schema& parent, Schema& alternative, const Where& where) {
+    for (const auto& [key, value] : parent.checks.items()) {
+      if (alternative.checks.contains(key) && alternative.checks[key] != value)
+        where.fail("'" + key + "' both beside and inside an alternative is not supported");
+      alternative.checks[key] = value;
     }
   }
-  if (schema.type == Type::Object) parse_object_members(node, schema, where);
-  return schema;
-}
+
+  Schema read_any_of(const Json& node, const char* key, Schema& schema, const Where& where) {
+    const Json& list = node[key];
+    if (!list.is_array() || list.empty()) where.at(key).fail("must be a non-empty list of schemas");
+    for (size_t i = 0; i < list.size(); ++i) {
+      Schema alternative = read(list[i], where.at(key).at(i));
+      // {"anyOf": [X, {"type": "null"}]} is the common spelling of "X or null".
+      if (alternative.type == Type::Null && alternative.enum_values.empty()) {
+        schema.nullable = true;
+      } else {
+        hand_down_checks(schema, alternative, where.at(key).at(i));
+        check_value_keywords(alternative, where.at(key).at(i));
+        schema.any_of.push_back(std::move(alternative));
+      }
+    }
+    if (schema.any_of.size() == 1) {
+      bool nullable = schema.nullable;
+      Schema only = std::move(schema.any_of.front());
+      only.description = schema.description.empty() ? only.description : schema.description;
+      schema = std::move(only);
+      schema.nullable = schema.nullable || nullable;
+    } else if (schema.any_of.empty()) {
+      schema.type = Type::Null;
+    }
+    return schema;
+  }
+
+  void read_type(const Json& node, Schema& schema, const Where& where) {
+    const Json& type = node["type"];
+    if (!type.is_array()) {
+      schema.type = parse_type_name(type, where.at("type"));
+      return;
+    }
+    // ["string", "null"]: one type, nullable. Several non-null types become anyOf.
+    std::vector<Type> types;
+    for (size_t i = 0; i < type.size(); ++i) {
+      Type t = parse_type_name(type[i], where.at("type").at(i));
+      if (t == Type::Null) schema.nullable = true;
+      else types.push_back(t);
+    }
+    if (types.empty()) where.at("type").fail("empty type list");
+    schema.type = types.front();
+    if (types.size() > 1) {
+      for (Type t : types) {
+        Schema alternative;
+        alternative.type = t;
+        alternative.free_form = t == Type::Object;
+        hand_down_checks(schema, alternative, where);
+        check_value_keywords(alternative, where);
+        schema.any_of.push_back(alternative);
+      }
+    }
+  }
+
+  const Json& root_;
+  std::vector<std::string> open_refs_;
+  int schemas_read_ = 0;
+};
 
 // Returns the dialect-independent parts of one definition: name, description, parameters
 // schema node (may be null), read-only flag.
@@ -245,7 +413,7 @@ ToolSpec parse_tool(const Json& entry, size_t index) {
   if (body.contains("description") && body["description"].is_string())
     tool.description = body["description"].get<std::string>();
   if (raw.parameters && !raw.parameters->is_null()) {
-    Schema parameters = parse_schema(*raw.parameters, where.at("parameters"));
+    Schema parameters = SchemaReader(*raw.parameters).read(*raw.parameters, where.at("parameters"));
     if (parameters.type != Type::Object && parameters.type != Type::Any)
       where.at("parameters").fail("the parameters schema must describe an object");
     tool.arguments = std::move(parameters.properties);
@@ -320,7 +488,13 @@ Json Schema::to_json() const {
   }
   if (!description.empty()) out["description"] = description;
   if (!enum_values.empty()) out["enum"] = enum_values;
+  if (type == Type::Array && !prefix_items.empty()) {
+    out["prefixItems"] = Json::array();
+    for (const Schema& s : prefix_items) out["prefixItems"].push_back(s.to_json());
+    if (closed_tuple) out["items"] = false;
+  }
   if (type == Type::Array && items) out["items"] = items->to_json();
+  if (type == Type::Object && !free_form && properties.empty()) out["additionalProperties"] = false;
   if (type == Type::Object && free_form && items) out["additionalProperties"] = items->to_json();
   for (const auto& [key, value] : checks.items()) out[key] = value;
   if (type == Type::Object && !properties.empty()) {

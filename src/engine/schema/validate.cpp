@@ -4,24 +4,10 @@
 #include <set>
 
 #include "engine/schema/pattern.h"
-#include "schemaweaver/tools.h"
+#include "engine/schema/schema.h"
 
 namespace sw {
 namespace {
-
-bool has_type(const Json& value, Type type) {
-  switch (type) {
-    case Type::Any: return true;
-    case Type::String: return value.is_string();
-    case Type::Integer: return value.is_number_integer();
-    case Type::Number: return value.is_number();
-    case Type::Boolean: return value.is_boolean();
-    case Type::Null: return value.is_null();
-    case Type::Array: return value.is_array();
-    case Type::Object: return value.is_object();
-  }
-  return false;
-}
 
 std::string check_keywords(const Schema& schema, const Json& value, const std::string& path) {
   auto fail = [&](const std::string& key) {
@@ -41,9 +27,10 @@ std::string check_keywords(const Schema& schema, const Json& value, const std::s
       for (unsigned char c : value.get_ref<const std::string&>()) length += (c & 0xC0) != 0x80;
       if (key == "minLength") ok = length >= limit.get<size_t>();
       else if (key == "maxLength") ok = length <= limit.get<size_t>();
-    } else if (value.is_string() && key == "pattern" && limit.is_string()) {
+    } else if (value.is_string() && (key == "pattern" || key == "format")) {
+      const std::string pattern = string_pattern(schema);
       try {
-        ok = Pattern(limit.get<std::string>()).search(value.get<std::string>());
+        ok = pattern.empty() || Pattern(pattern).search(value.get<std::string>());
       } catch (const Error& e) {
         return path + ": " + e.what();
       }
@@ -59,8 +46,6 @@ std::string check_keywords(const Schema& schema, const Json& value, const std::s
   return "";
 }
 
-std::string violation(const Schema& schema, const Json& value, const std::string& path);
-
 std::string object_violation(const std::vector<Property>& properties, const Json& value, const std::string& path) {
   for (const Property& p : properties) {
     if (p.required && !value.contains(p.name)) return path + ": missing required argument '" + p.name + "'";
@@ -69,13 +54,15 @@ std::string object_violation(const std::vector<Property>& properties, const Json
     const Property* declared = nullptr;
     for (const Property& p : properties) declared = p.name == key ? &p : declared;
     if (!declared) return path + ": unknown argument '" + key + "'";
-    std::string why = violation(declared->schema, item, path + "." + key);
+    std::string why = value_violation(declared->schema, item, path + "." + key);
     if (!why.empty()) return why;
   }
   return "";
 }
 
-std::string violation(const Schema& schema, const Json& value, const std::string& path) {
+}  // namespace
+
+std::string value_violation(const Schema& schema, const Json& value, const std::string& path) {
   if (schema.nullable && value.is_null()) return "";
   if (!schema.enum_values.empty()) {
     for (const Json& allowed : schema.enum_values) {
@@ -85,14 +72,18 @@ std::string violation(const Schema& schema, const Json& value, const std::string
   }
   if (!schema.any_of.empty()) {
     for (const Schema& alternative : schema.any_of) {
-      if (violation(alternative, value, path).empty()) return check_keywords(schema, value, path);
+      if (value_violation(alternative, value, path).empty()) return check_keywords(schema, value, path);
     }
     return path + ": " + dump_json(value) + " matches none of the anyOf alternatives";
   }
   if (!has_type(value, schema.type)) return path + ": " + dump_json(value) + " has the wrong type";
-  if (value.is_array() && schema.items) {
+  if (value.is_array()) {
+    const size_t tuple = schema.prefix_items.size();
+    if (schema.closed_tuple && value.size() > tuple)
+      return path + ": " + std::to_string(value.size()) + " items where the tuple has " + std::to_string(tuple);
     for (size_t i = 0; i < value.size(); ++i) {
-      std::string why = violation(*schema.items, value[i], path + "[" + std::to_string(i) + "]");
+      const Schema* item = i < tuple ? &schema.prefix_items[i] : schema.items.get();
+      std::string why = item ? value_violation(*item, value[i], path + "[" + std::to_string(i) + "]") : "";
       if (!why.empty()) return why;
     }
   }
@@ -102,7 +93,7 @@ std::string violation(const Schema& schema, const Json& value, const std::string
       why = object_violation(schema.properties, value, path);
     } else if (schema.items) {
       for (const auto& [key, item] : value.items()) {
-        why = violation(*schema.items, item, path + "." + key);
+        why = value_violation(*schema.items, item, path + "." + key);
         if (!why.empty()) break;
       }
     }
@@ -110,8 +101,6 @@ std::string violation(const Schema& schema, const Json& value, const std::string
   }
   return check_keywords(schema, value, path);
 }
-
-}  // namespace
 
 std::string schema_violation(const std::vector<ToolSpec>& tools, const ToolCall& call) {
   for (const ToolSpec& tool : tools) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+
+#include "engine/toolset/value_rules.h"
 
 namespace sw {
 namespace {
@@ -61,13 +64,18 @@ class SchemaRules {
         alternatives.push_back(value(schema.any_of[i], name + "-" + std::to_string(i)));
       return alternatives;
     }
+    // Value keywords (lengths, patterns, bounds, item counts) shape the grammar: value_rules.h.
     switch (schema.type) {
-      case Type::String: return {string()};
-      case Type::Integer: return {b_.ref(shared("integer", [&] { return integer_rule(); }))};
-      case Type::Number: return {b_.ref(shared("number", [&] { return number_rule(); }))};
+      case Type::String: return {has_string_keywords(schema) ? string_value(b_, schema) : string()};
+      case Type::Integer:
+        if (has_number_keywords(schema)) return {number_value(b_, schema)};
+        return {b_.ref(shared("integer", [&] { return integer_rule(); }))};
+      case Type::Number:
+        if (has_number_keywords(schema)) return {number_value(b_, schema)};
+        return {b_.ref(shared("number", [&] { return number_rule(); }))};
       case Type::Boolean: return {G::literal("true"), G::literal("false")};
       case Type::Null: return {G::literal("null")};
-      case Type::Array: return {array(schema.items ? value(*schema.items, name + "-item") : any())};
+      case Type::Array: return {array_of(schema, name)};
       case Type::Object:
         return {schema.free_form ? free_object(schema.items ? value(*schema.items, name + "-value") : any())
                                 : object(schema.properties, name)};
@@ -147,6 +155,33 @@ class SchemaRules {
     uint32_t more = b_.star("items", G::literal(", ") + item);
     uint32_t items = b_.add("array-items", {item + b_.ref(more), {}});
     return G::literal("[") + b_.ref(items) + G::literal("]");
+  }
+
+  // An array as the schema has it: a tuple's elements by position (then any number of the
+  // items after them, if the schema types them), or items counted by minItems..maxItems.
+  Sequence array_of(const Schema& schema, const std::string& name) {
+    const Sequence item = schema.items ? value(*schema.items, name + "-item") : any();
+    if (!schema.prefix_items.empty()) {
+      Sequence elements;
+      for (size_t i = 0; i < schema.prefix_items.size(); ++i)
+        elements = elements + G::literal(i ? ", " : "") + value(schema.prefix_items[i], name + "-" + std::to_string(i));
+      if (schema.items && !schema.closed_tuple) elements = elements + b_.ref(b_.star("items", G::literal(", ") + item));
+      return G::literal("[") + elements + G::literal("]");
+    }
+    const Json& c = schema.checks;
+    if (!c.contains("minItems") && !c.contains("maxItems")) return array(item);
+    const int least = c.value("minItems", 0);
+    std::optional<int> most;
+    if (c.contains("maxItems")) most = c["maxItems"].get<int>();
+    if (most && *most == 0) return G::literal("[]");
+    // After the first item: least - 1 more that must come, then up to most - least that may.
+    Sequence after_first;
+    for (int i = 1; i < least; ++i) after_first = after_first + G::literal(", ") + item;
+    Sequence optional_more = most ? Sequence{} : b_.ref(b_.star("items", G::literal(", ") + item));
+    for (int i = std::max(least, 1); most && i < *most; ++i)
+      optional_more = b_.ref(b_.add("more-items", {G::literal(", ") + item + optional_more, {}}));
+    Sequence items = G::literal("[") + item + after_first + optional_more + G::literal("]");
+    return least == 0 ? b_.ref(b_.add("counted-array", {G::literal("[]"), items})) : items;
   }
 
   Sequence free_object(const Sequence& member_value) {

@@ -1,0 +1,402 @@
+#include "engine/toolset/value_rules.h"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "engine/schema/pattern.h"
+#include "engine/schema/schema.h"
+
+namespace sw {
+namespace {
+
+using G = GrammarBuilder;
+
+ByteSet byte_span(int first, int last) {
+  ByteSet set;
+  for (int b = first; b <= last; ++b) set.set(size_t(b));
+  return set;
+}
+
+// The JSON text of one decoded string byte: raw where JSON allows it (printable ASCII but the
+// quote and the backslash, every byte of a UTF-8 sequence), else its escape.
+std::string escaped_byte(int byte) {
+  switch (byte) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+  }
+  static const char* hex = "0123456789abcdef";
+  return std::string("\\u00") + hex[byte >> 4] + hex[byte & 15];
+}
+
+ByteSet raw_bytes() {
+  ByteSet set = byte_span(0x20, 0xFF);
+  set.reset('"');
+  set.reset('\\');
+  return set;
+}
+
+// One character of a JSON string, as one count: a printable ASCII byte, a UTF-8 sequence, or an
+// escape (not of a UTF-16 surrogate, whose pair would count as two).
+uint32_t counted_char(GrammarBuilder& b) {
+  const ByteSet tail = byte_span(0x80, 0xBF);
+  ByteSet hex, not_d, simple;
+  for (const char* c = "0123456789abcdefABCDEF"; *c; ++c) hex.set((unsigned char)*c);
+  not_d = hex;
+  not_d.reset('d').reset('D');
+  for (const char* c = "\"\\/bfnrt"; *c; ++c) simple.set((unsigned char)*c);
+  return b.add("char-counted",
+               {G::bytes(raw_bytes() & byte_span(0x20, 0x7F)), G::bytes(byte_span(0xC2, 0xDF)) + G::bytes(tail),
+                G::bytes(byte_span(0xE0, 0xEF)) + G::bytes(tail) + G::bytes(tail),
+                G::bytes(byte_span(0xF0, 0xF4)) + G::bytes(tail) + G::bytes(tail) + G::bytes(tail),
+                G::literal("\\") + G::bytes(simple),
+                G::literal("\\u") + G::bytes(not_d) + G::bytes(hex) + G::bytes(hex) + G::bytes(hex),
+                G::literal("\\u") + G::bytes(byte_span('d', 'd') | byte_span('D', 'D')) + G::byte_range('0', '7') +
+                    G::bytes(hex) + G::bytes(hex)});
+}
+
+// The string's content as an automaton product, explored from its start and emitted as one
+// rule per state that can still reach the closing quote:
+//   Start, Search(k)   before the pattern's match begins (any character may come first);
+//   Closure(pc, k)     the pattern's states reachable from instruction pc without reading;
+//   Byte(pc, k)        about to read instruction pc's byte;
+//   Done(k)            the pattern has matched; any characters may follow;
+// where k counts the characters so far (capped at maxLength, or at minLength when there is no
+// maximum), so the closing quote is offered only within the lengths.
+class StringProduct {
+ public:
+  StringProduct(GrammarBuilder& b, const Schema& schema) : b_(b) {
+    const std::string source = string_pattern(schema);
+    if (!source.empty()) pattern_.emplace(source);
+    min_ = schema.checks.value("minLength", 0);
+    if (schema.checks.contains("maxLength")) max_ = schema.checks["maxLength"].get<int>();
+    char_ = b_.ref(counted_char(b_));
+  }
+
+  Sequence build() {
+    // Without a pattern the string is free from its start.
+    const int start = node({pattern_ ? Kind::Start : Kind::Done, 0, 0});
+    for (size_t i = 0; i < keys_.size(); ++i) expand(i);
+    mark_productive();
+    if (!productive_[size_t(start)]) throw Error("no string fits the schema's pattern and lengths");
+    std::vector<uint32_t> rules(keys_.size());
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      if (productive_[i]) rules[i] = b_.declare("string-state");
+    }
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      if (!productive_[i]) continue;
+      std::vector<Sequence> alternatives;
+      for (const Edge& e : edges_[i]) {
+        if (productive_[size_t(e.target)]) alternatives.push_back(e.text + b_.ref(rules[size_t(e.target)]));
+      }
+      if (accepts_[i]) alternatives.push_back(G::literal("\""));
+      b_.define(rules[i], std::move(alternatives));
+    }
+    return G::literal("\"") + b_.ref(rules[size_t(start)]);
+  }
+
+ private:
+  enum class Kind { Start, Search, Closure, Byte, Done };
+  using Key = std::tuple<Kind, size_t, int>;  // kind, instruction, characters so far
+  struct Edge {
+    Sequence text;  // what the edge writes
+    int target;
+  };
+  static constexpr size_t kMaxStates = 50000;
+
+  int node(const Key& key) {
+    auto found = index_.find(key);
+    if (found != index_.end()) return found->second;
+    if (keys_.size() >= kMaxStates)
+      throw Error("the pattern and the lengths together need more than 50000 grammar states");
+    index_[key] = int(keys_.size());
+    keys_.push_back(key);
+    edges_.emplace_back();
+    accepts_.push_back(false);
+    return int(keys_.size() - 1);
+  }
+
+  // The count after one more character; nullopt beyond maxLength.
+  std::optional<int> counted(int k) const {
+    if (max_) return k + 1 <= *max_ ? std::optional<int>(k + 1) : std::nullopt;
+    return std::min(k + 1, min_);
+  }
+  bool may_end(int k) const { return k >= min_; }
+
+  void edge(size_t from, Sequence text, const Key& to) {
+    const int target = node(to);
+    edges_[from].push_back({std::move(text), target});
+  }
+
+  // Any one character, then `next` with the count raised.
+  void any_char(size_t from, Kind next, int k) {
+    if (auto after = counted(k)) edge(from, char_, {next, 0, *after});
+  }
+
+  void expand(size_t i) {
+    const auto [kind, pc, k] = keys_[i];
+    switch (kind) {
+      case Kind::Start:
+        close(i, 0, k, true);
+        any_char(i, Kind::Search, k);
+        break;
+      case Kind::Search:
+        close(i, 0, k, false);
+        any_char(i, Kind::Search, k);
+        break;
+      case Kind::Closure:
+        close(i, pc, k, false);
+        break;
+      case Kind::Byte:
+        read_byte(i, pc, k);
+        break;
+      case Kind::Done:
+        accepts_[i] = may_end(k);
+        any_char(i, Kind::Done, k);
+        break;
+    }
+  }
+
+  // The edges of the pattern's states reachable from `pc` without reading a byte: each byte
+  // instruction, the match (the rest is free), or a match at the end (only the quote may follow).
+  void close(size_t from, size_t pc, int k, bool at_start) {
+    const std::vector<Pattern::Instruction>& code = pattern_->instructions();
+    std::vector<char> seen(code.size() * 2, 0);
+    std::vector<std::pair<size_t, bool>> stack{{pc, false}};  // instruction, past an end anchor
+    while (!stack.empty()) {
+      auto [at, at_end] = stack.back();
+      stack.pop_back();
+      if (seen[at * 2 + at_end]) continue;
+      seen[at * 2 + at_end] = 1;
+      const Pattern::Instruction& in = code[at];
+      switch (in.op) {
+        case Pattern::Instruction::Byte:
+          if (!at_end) edge(from, {}, {Kind::Byte, at, k});
+          break;
+        case Pattern::Instruction::Match:
+          if (at_end) accepts_[from] = accepts_[from] || may_end(k);
+          else edge(from, {}, {Kind::Done, 0, k});
+          break;
+        case Pattern::Instruction::Split: stack.push_back({in.other, at_end}), stack.push_back({in.next, at_end}); break;
+        case Pattern::Instruction::Jump: stack.push_back({in.next, at_end}); break;
+        case Pattern::Instruction::Begin: if (at_start) stack.push_back({in.next, at_end}); break;
+        case Pattern::Instruction::End: stack.push_back({in.next, true}); break;
+      }
+    }
+  }
+
+  // One decoded byte of instruction pc's set, in its JSON spelling. A byte that begins a
+  // character counts it; a UTF-8 continuation byte does not.
+  void read_byte(size_t from, size_t pc, int k) {
+    const Pattern::Instruction& in = pattern_->instructions()[pc];
+    const ByteSet continuation = byte_span(0x80, 0xBF);
+    const ByteSet raw_start = in.bytes & raw_bytes() & ~continuation;
+    const ByteSet raw_continuation = in.bytes & continuation;
+    if (raw_continuation.any()) edge(from, G::bytes(raw_continuation), {Kind::Closure, in.next, k});
+    auto after = counted(k);
+    if (!after) return;
+    if (raw_start.any()) edge(from, G::bytes(raw_start), {Kind::Closure, in.next, *after});
+    for (int byte = 0; byte < 0x80; ++byte) {
+      if (in.bytes.test(size_t(byte)) && !raw_bytes().test(size_t(byte)))
+        edge(from, G::literal(escaped_byte(byte)), {Kind::Closure, in.next, *after});
+    }
+  }
+
+  // States from which the closing quote can still be reached; the others are left out of the
+  // grammar, so that no text it accepts leads where the string cannot end.
+  void mark_productive() {
+    productive_.assign(keys_.size(), false);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = keys_.size(); i-- > 0;) {
+        if (productive_[i]) continue;
+        bool reaches = accepts_[i];
+        for (const Edge& e : edges_[i]) reaches = reaches || productive_[size_t(e.target)];
+        if (reaches) productive_[i] = true, changed = true;
+      }
+    }
+  }
+
+  GrammarBuilder& b_;
+  std::optional<Pattern> pattern_;
+  int min_ = 0;
+  std::optional<int> max_;
+  Sequence char_;
+  std::map<Key, int> index_;
+  std::vector<Key> keys_;
+  std::vector<std::vector<Edge>> edges_;
+  std::vector<bool> accepts_, productive_;
+};
+
+// Decimal digits, for the integer parts of bounded numbers.
+std::string digits_of(long long n) { return std::to_string(n); }
+
+class NumberRules {
+ public:
+  explicit NumberRules(GrammarBuilder& b) : b_(b) {}
+
+  // Any `n` digits.
+  static Sequence any_digits(size_t n) {
+    Sequence out;
+    for (size_t i = 0; i < n; ++i) out = out + G::byte_range('0', '9');
+    return out;
+  }
+
+  // The integers from `low` to `high` (both of `low`'s length, no leading zeros but in `low`
+  // itself), as the digits that spell them.
+  Sequence same_length(const std::string& low, const std::string& high) {
+    if (low.empty()) return {};
+    if (low == high) return G::literal(low);
+    const std::string low_rest = low.substr(1), high_rest = high.substr(1);
+    if (low[0] == high[0]) return G::literal(low.substr(0, 1)) + same_length(low_rest, high_rest);
+    if (low_rest == std::string(low_rest.size(), '0') && high_rest == std::string(high_rest.size(), '9'))
+      return G::byte_range(uint8_t(low[0]), uint8_t(high[0])) + any_digits(low_rest.size());
+    std::vector<Sequence> options{G::literal(low.substr(0, 1)) + same_length(low_rest, std::string(low_rest.size(), '9'))};
+    if (high[0] - low[0] > 1)
+      options.push_back(G::byte_range(uint8_t(low[0] + 1), uint8_t(high[0] - 1)) + any_digits(low_rest.size()));
+    options.push_back(G::literal(high.substr(0, 1)) + same_length(std::string(high_rest.size(), '0'), high_rest));
+    return b_.ref(b_.add("digits", std::move(options)));
+  }
+
+  // The integers from `low` to `high` (none: no upper end), low >= 0, as their digits.
+  std::vector<Sequence> between(long long low, std::optional<long long> high) {
+    std::vector<Sequence> options;
+    const std::string low_digits = digits_of(low);
+    const size_t longest = high ? digits_of(*high).size() : low_digits.size();
+    for (size_t length = low_digits.size(); length <= longest; ++length) {
+      const std::string from = length == low_digits.size() ? low_digits : "1" + std::string(length - 1, '0');
+      const std::string to = high && length == longest ? digits_of(*high) : std::string(length, '9');
+      options.push_back(same_length(from, to));
+    }
+    if (!high) {  // every longer integer
+      uint32_t more = b_.star("more-digits", G::byte_range('0', '9'));
+      options.push_back(G::byte_range('1', '9') + any_digits(low_digits.size()) + b_.ref(more));
+    }
+    return options;
+  }
+
+  // A magnitude m = I[.F] >= 0 with low < m (or <=) and m < high (or <=); a fraction only where
+  // `fractions` (numbers; integers have none).
+  struct End {
+    long long value;
+    bool inclusive;
+  };
+  std::vector<Sequence> magnitude(End low, std::optional<End> high, bool fractions) {
+    std::vector<Sequence> options;
+    auto add = [&](std::vector<Sequence> integer_parts, const Sequence& fraction) {
+      if (integer_parts.empty()) return;
+      Sequence integer = integer_parts.size() == 1 ? integer_parts[0] : b_.ref(b_.add("int-part", integer_parts));
+      options.push_back(integer + fraction);
+    };
+    const Sequence any = fractions ? b_.ref(optional_fraction("[0-9]")) : Sequence{};
+    const Sequence zero = fractions ? b_.ref(optional_fraction("0")) : Sequence{};
+    if (high && high->value == low.value) {
+      if (low.inclusive && high->inclusive) add({G::literal(digits_of(low.value))}, zero);
+      return options;
+    }
+    // The lower end's integer part: any fraction if it is included, else one that is not zero.
+    if (low.inclusive) add({G::literal(digits_of(low.value))}, any);
+    else if (fractions) add({G::literal(digits_of(low.value))}, nonzero_fraction());
+    // Strictly between.
+    if (!high || high->value - low.value > 1)
+      add(between(low.value + 1, high ? std::optional<long long>(high->value - 1) : std::nullopt), any);
+    // The upper end's integer part, with a zero fraction only.
+    if (high && high->inclusive) add({G::literal(digits_of(high->value))}, zero);
+    return options;
+  }
+
+ private:
+  // ("." digits)? with every digit from `digit` ("0": zeros only).
+  uint32_t optional_fraction(const std::string& digit) {
+    const Sequence d = digit == "0" ? G::literal("0") : G::byte_range('0', '9');
+    uint32_t more = b_.star("fraction-digits", d);
+    return b_.add("fraction", {G::literal(".") + d + b_.ref(more), {}});
+  }
+  // "." digits, one of them not zero.
+  Sequence nonzero_fraction() {
+    uint32_t digits = b_.star("fraction-digits", G::byte_range('0', '9'));
+    return G::literal(".") + b_.ref(digits) + G::byte_range('1', '9') + b_.ref(digits);
+  }
+
+  GrammarBuilder& b_;
+};
+
+// A bound as the schema gives it, or none.
+struct Bound {
+  double value;
+  bool inclusive;
+};
+
+std::optional<Bound> lower_bound(const Json& c) {
+  std::optional<Bound> bound;
+  if (c.contains("minimum")) bound = Bound{c["minimum"].get<double>(), true};
+  if (c.contains("exclusiveMinimum")) {
+    const double v = c["exclusiveMinimum"].get<double>();
+    if (!bound || v >= bound->value) bound = Bound{v, false};
+  }
+  return bound;
+}
+
+std::optional<Bound> upper_bound(const Json& c) {
+  std::optional<Bound> bound;
+  if (c.contains("maximum")) bound = Bound{c["maximum"].get<double>(), true};
+  if (c.contains("exclusiveMaximum")) {
+    const double v = c["exclusiveMaximum"].get<double>();
+    if (!bound || v <= bound->value) bound = Bound{v, false};
+  }
+  return bound;
+}
+
+}  // namespace
+
+bool has_string_keywords(const Schema& schema) {
+  const Json& c = schema.checks;
+  return c.contains("minLength") || c.contains("maxLength") || !string_pattern(schema).empty();
+}
+
+bool has_number_keywords(const Schema& schema) {
+  const Json& c = schema.checks;
+  return c.contains("minimum") || c.contains("maximum") || c.contains("exclusiveMinimum") ||
+         c.contains("exclusiveMaximum");
+}
+
+Sequence string_value(GrammarBuilder& b, const Schema& schema) { return StringProduct(b, schema).build(); }
+
+Sequence number_value(GrammarBuilder& b, const Schema& schema) {
+  std::optional<Bound> low = lower_bound(schema.checks), high = upper_bound(schema.checks);
+  const bool integer = schema.type == Type::Integer;
+  if (integer) {  // integers: inclusive whole bounds
+    if (low) low = Bound{low->inclusive ? std::ceil(low->value) : std::floor(low->value) + 1, true};
+    if (high) high = Bound{high->inclusive ? std::floor(high->value) : std::ceil(high->value) - 1, true};
+  }
+  if (low && high && (low->value > high->value || (low->value == high->value && !(low->inclusive && high->inclusive))))
+    throw Error("no " + std::string(integer ? "integer" : "number") + " lies within the bounds");
+  NumberRules rules(b);
+  using End = NumberRules::End;
+  std::vector<Sequence> options;
+  // v >= 0: its magnitude from max(low, 0) up to high.
+  if (!high || high->value >= 0) {
+    End from = low && low->value >= 0 ? End{(long long)low->value, low->inclusive} : End{0, true};
+    std::optional<End> to;
+    if (high) to = End{(long long)high->value, high->inclusive};
+    for (Sequence& s : rules.magnitude(from, to, !integer)) options.push_back(s);
+  }
+  // v < 0: "-" and its magnitude, above max(-high, 0) (0 itself is written without the sign)
+  // and up to -low.
+  if (!low || low->value < 0) {
+    End from = high && high->value < 0 ? End{(long long)-high->value, high->inclusive} : End{0, false};
+    std::optional<End> to;
+    if (low) to = End{(long long)-low->value, low->inclusive};
+    for (Sequence& s : rules.magnitude(from, to, !integer)) options.push_back(G::literal("-") + s);
+  }
+  if (options.empty()) throw Error("no value lies within the bounds");
+  return b.ref(b.add(integer ? "bounded-integer" : "bounded-number", std::move(options)));
+}
+
+}  // namespace sw
