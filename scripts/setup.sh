@@ -221,7 +221,7 @@ install_bfcl() {
 
 # Real peers for the tests, from PyPI, in a virtual environment of their own: the official
 # OpenAI client (against `serve`) and two MCP servers (for `agent`).
-TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19"
+TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19 jsonschema==4.23.0 rfc3339-validator==0.1.4"
 install_test_peers() {
   local venv="$CACHE/venv"
   if [ -f "$venv/.complete" ] && [ "$(cat "$venv/.complete")" = "$TEST_PEERS" ]; then return; fi

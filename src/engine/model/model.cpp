@@ -147,8 +147,8 @@ ModelInfo Model::info() const {
   llama_model_desc(m.model, desc, sizeof desc);
   info.description = desc;
   info.name = meta(m.model, "general.name");
-  info.weight_bytes = llama_model_size(m.model);
-  info.parameters = llama_model_n_params(m.model);
+  info.weight_bytes = m.streaming ? m.streaming->weight_bytes() : llama_model_size(m.model);
+  info.parameters = m.streaming ? m.streaming->parameters() : llama_model_n_params(m.model);
   info.vocab_size = m.vocab_size();
   info.context_size = m.params.context_size;
   info.threads = m.threads;

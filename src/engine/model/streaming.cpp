@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include <ggml-backend.h>
 #include <gguf.h>
@@ -96,6 +97,19 @@ void StreamingLoad::plan_reading(int64_t tied) {
   });
   group_count_ = blocks + 2;
 }
+
+// The weights in the file, each once: a tied output shares the embedding table's bytes.
+uint64_t StreamingLoad::sum_over_file(bool bytes) const {
+  std::set<uint64_t> offsets;
+  uint64_t sum = 0;
+  for (const Pending& p : pending_) {
+    if (p.in_file && offsets.insert(p.offset).second) sum += bytes ? ggml_nbytes(p.tensor) : uint64_t(ggml_nelements(p.tensor));
+  }
+  return sum;
+}
+
+uint64_t StreamingLoad::parameters() const { return sum_over_file(false); }
+uint64_t StreamingLoad::weight_bytes() const { return sum_over_file(true); }
 
 int64_t StreamingLoad::declare_tied_output() {
   const int64_t embeddings = gguf_find_tensor(metadata_, "token_embd.weight");

@@ -37,6 +37,9 @@ class StreamingLoad {
   // The model. It stays the caller's to free (llama_model_free), after this object is gone:
   // the destructor stops the reader first.
   llama_model* model() const { return model_; }
+  // What the file's weights hold (llama.cpp counts only the weights it loaded itself).
+  uint64_t parameters() const;
+  uint64_t weight_bytes() const;
   // llama.cpp's evaluation callback for contexts of this model (user data: this object).
   static bool gate(ggml_tensor* node, bool ask, void* self);
 
@@ -56,6 +59,7 @@ class StreamingLoad {
   // Where each recorded tensor's data is and when it is read; throws Error on a mismatch.
   void plan_reading(int64_t tied);
   void free_metadata();
+  uint64_t sum_over_file(bool bytes) const;  // of the weights' bytes, or of their parameters
   void read_all();
   // Asks the kernel to start reading the group after the one pending_[first] belongs to, in the
   // background, so that the disk stays busy while this group is copied and repacked.
