@@ -5,6 +5,7 @@
 # so a second run only checks hashes and rebuilds what changed.
 #
 #   scripts/setup.sh [--models default|all] [--sanitize] [--kernels native|avx2] [--target T]
+# (--sanitize: clang with AddressSanitizer, UBSan and the libFuzzer targets, in build-asan)
 #                    [--no-build] [--no-demo]
 #
 # --kernels picks the CPU kernels llama.cpp is compiled with: native (the default: every
@@ -73,6 +74,11 @@ install_system_packages() {
   command -v git >/dev/null || need+=(git)  # the git MCP server of the agent test
   python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
   command -v pip3 >/dev/null || command -v pip >/dev/null || need+=(python3-pip)
+  # The sanitizer build is clang's, with libFuzzer's targets (fuzz/).
+  if [ "$SANITIZE" = ON ]; then
+    command -v clang++ >/dev/null || need+=(clang)
+    ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
+  fi
   if [ ${#need[@]} -gt 0 ]; then
     log "installing Debian packages: ${need[*]}"
     apt-get update -qq
@@ -234,9 +240,11 @@ install_test_peers() {
 
 build_project() {
   log "building the project in $BUILD_DIR"
-  local type=Release; [ "$SANITIZE" = ON ] && type=RelWithDebInfo
+  local type=Release compilers=()
+  # The sanitizer build: clang (AddressSanitizer, UBSan) with the fuzz targets beside the tests.
+  [ "$SANITIZE" = ON ] && type=RelWithDebInfo && compilers=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" -DSW_PYTHON="$CACHE/venv/bin/python" \
-    -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" >/dev/null
+    -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" -DSW_FUZZ="$SANITIZE" "${compilers[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS" ${TARGET:+--target "$TARGET"}
 }
 

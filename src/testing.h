@@ -10,6 +10,7 @@
 //   compiled(tool_set)     the CompiledToolSet behind a public ToolSet
 //   skeleton, weave        SchemaWeaver's pieces
 //   model tools            windows over a text, importance, output probes
+//   MCP messages           what a server sends, read into plain values
 #pragma once
 
 #include "engine/constraint/matcher.h"
@@ -28,3 +29,4 @@
 #include "modeltools/importance.h"
 #include "modeltools/output_probe.h"
 #include "modeltools/text_reader.h"
+#include "protocols/mcp_messages.h"

@@ -95,7 +95,8 @@ struct Source {
 
 void read_shape(Source& s) {
   const int64_t id = gguf_find_key(s.gguf, "general.architecture");
-  s.arch = id >= 0 ? gguf_get_val_str(s.gguf, id) : "";
+  // (ggml aborts on a key read as another type than it has.)
+  s.arch = id >= 0 && gguf_get_kv_type(s.gguf, id) == GGUF_TYPE_STRING ? gguf_get_val_str(s.gguf, id) : "";
   if (s.arch != "llama" && s.arch != "qwen2")
     throw Error("'" + s.path + "' is a '" + s.arch +
                 "' model; only llama and qwen2 models can be shaped "

@@ -1,6 +1,8 @@
 // MCP over stdio (JSON-RPC 2.0, one message per line) and the agent loop on top of it.
 #include "schemaweaver/mcp.h"
 
+#include "protocols/mcp_messages.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -55,6 +57,57 @@ std::string describe(const std::vector<std::string>& command) {
 
 }  // namespace
 
+namespace mcp {
+
+Json parse_line(const std::string& line) {
+  Json message = Json::parse(line, nullptr, false);
+  if (message.is_discarded() || !message.is_object())
+    throw Error("the MCP server wrote something that is not JSON-RPC: " + line.substr(0, 200));
+  return message;
+}
+
+std::string error_text(const Json& error) {
+  if (error.is_object() && error.contains("message") && error["message"].is_string())
+    return error["message"].get<std::string>();
+  return error.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string server_name(const Json& initialize_result) {
+  if (!initialize_result.is_object() || !initialize_result.contains("serverInfo")) return "";
+  const Json& info = initialize_result["serverInfo"];
+  return info.is_object() && info.contains("name") && info["name"].is_string() ? info["name"].get<std::string>() : "";
+}
+
+ToolsPage tools_page(const Json& result) {
+  if (!result.is_object() || !result.contains("tools") || !result["tools"].is_array())
+    throw Error("answered tools/list without a tool list");
+  ToolsPage page;
+  page.tools.assign(result["tools"].begin(), result["tools"].end());
+  if (result.contains("nextCursor") && result["nextCursor"].is_string())
+    page.next_cursor = result["nextCursor"].get<std::string>();
+  return page;
+}
+
+McpServer::Result tool_result(const Json& result) {
+  if (!result.is_object()) throw Error("answered tools/call with a result that is not an object");
+  McpServer::Result out;
+  out.is_error = result.contains("isError") && result["isError"] == true;
+  if (result.contains("content") && result["content"].is_array()) {
+    for (const Json& part : result["content"]) {
+      auto field = [&](const char* key) {
+        return part.is_object() && part.contains(key) && part[key].is_string() ? part[key].get<std::string>() : "";
+      };
+      std::string text = field("type") == "text" ? field("text") : "[" + (field("type").empty() ? "?" : field("type")) + "]";
+      out.text += (out.text.empty() ? "" : "\n") + text;
+    }
+  }
+  if (out.text.empty() && result.contains("structuredContent"))
+    out.text = result["structuredContent"].dump(-1, ' ', false, Json::error_handler_t::replace);
+  return out;
+}
+
+}  // namespace mcp
+
 McpServer::McpServer(std::vector<std::string> command, std::chrono::milliseconds timeout)
     : command_(std::move(command)), timeout_(timeout) {
   if (command_.empty()) throw Error("an MCP server needs a command");
@@ -89,18 +142,16 @@ McpServer::McpServer(std::vector<std::string> command, std::chrono::milliseconds
     Json init = request("initialize", {{"protocolVersion", kProtocolVersion},
                                        {"capabilities", Json::object()},
                                        {"clientInfo", {{"name", "schemaweaver"}, {"version", "0.1.0"}}}});
-    name_ = init.contains("serverInfo") ? init["serverInfo"].value("name", "") : "";
+    name_ = mcp::server_name(init);
     if (name_.empty()) name_ = command_.front();
     send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
     Json listed = Json::array();
     Json params = Json::object();
     while (true) {  // tools/list is paginated
-      Json page = request("tools/list", params);
-      if (!page.contains("tools") || !page["tools"].is_array())
-        throw Error("the MCP server " + describe(command_) + " answered tools/list without a tool list");
-      for (const Json& t : page["tools"]) listed.push_back(t);
-      if (!page.contains("nextCursor") || !page["nextCursor"].is_string()) break;
-      params = {{"cursor", page["nextCursor"]}};
+      mcp::ToolsPage page = mcp::tools_page(request("tools/list", params));
+      for (Json& t : page.tools) listed.push_back(std::move(t));
+      if (page.next_cursor.empty()) break;
+      params = {{"cursor", page.next_cursor}};
     }
     if (!listed.empty()) tools_ = parse_tools(listed);
   } catch (const Error& e) {
@@ -140,10 +191,7 @@ Json McpServer::read_message() {
       std::string line = buffer_.substr(0, end);
       buffer_.erase(0, end + 1);
       if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-      Json message = Json::parse(line, nullptr, false);
-      if (message.is_discarded() || !message.is_object())
-        throw Error("the MCP server wrote something that is not JSON-RPC: " + line.substr(0, 200));
-      return message;
+      return mcp::parse_line(line);
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) throw Error("the MCP server did not answer within " + std::to_string(timeout_.count()) + " ms");
@@ -175,10 +223,7 @@ Json McpServer::request(const std::string& method, Json params) {
       continue;
     }
     if (!message.contains("id") || message["id"] != id) continue;  // an answer to nothing we wait for
-    if (message.contains("error")) {
-      const Json& error = message["error"];
-      throw Error(method + " failed: " + (error.is_object() ? error.value("message", error.dump()) : error.dump()));
-    }
+    if (message.contains("error")) throw Error(method + " failed: " + mcp::error_text(message["error"]));
     if (!message.contains("result")) throw Error("the MCP server answered " + method + " without a result");
     return message["result"];
   }
@@ -186,17 +231,7 @@ Json McpServer::request(const std::string& method, Json params) {
 
 McpServer::Result McpServer::call(const ToolCall& call) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Json result = request("tools/call", {{"name", call.name}, {"arguments", call.arguments}});
-  Result out;
-  out.is_error = result.value("isError", false);
-  if (result.contains("content") && result["content"].is_array()) {
-    for (const Json& part : result["content"]) {
-      std::string text = part.value("type", "") == "text" ? part.value("text", "") : "[" + part.value("type", "?") + "]";
-      out.text += (out.text.empty() ? "" : "\n") + text;
-    }
-  }
-  if (out.text.empty() && result.contains("structuredContent")) out.text = result["structuredContent"].dump();
-  return out;
+  return mcp::tool_result(request("tools/call", {{"name", call.name}, {"arguments", call.arguments}}));
 }
 
 AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, std::vector<Message> messages,

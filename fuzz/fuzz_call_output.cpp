@@ -1,0 +1,22 @@
+// The parsers of free model output, in every call format: calls or sw::Error, nothing else;
+// a parsed call written in the format and parsed again is the same call.
+#include <cstdint>
+#include <string>
+
+#include "testing.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  for (const char* name : {"smollm2", "hermes", "json"}) {
+    const sw::CallFormat format = sw::CallFormat::by_name(name);
+    std::vector<sw::ToolCall> calls;
+    try {
+      calls = format.parse(text);
+    } catch (const sw::Error&) {
+      continue;
+    }
+    if (!calls.empty() && format.parse(format.calls_text(calls)) != calls) __builtin_trap();
+  }
+  sw::json_object_end(text, text.find('{') == std::string::npos ? 0 : text.find('{'));
+  return 0;
+}
