@@ -1,6 +1,6 @@
 // BFCL's forms: function docs (as tools), possible answers and the AST check of calls, on
-// arbitrary JSON {"function": [...], "ground_truth": [...], "calls": [...]}: a verdict or
-// sw::Error, nothing else.
+// arbitrary JSON {"function": [...], "ground_truth": [...], "calls": [...]}: a case of BFCL's
+// forms (check_forms, as load_cases checks them) gets a verdict; anything else an sw::Error.
 #include <cstdint>
 #include <string>
 
@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sw::bfcl::Case c;
     c.functions = input.value("function", sw::Json::array());
     c.ground_truth = input.value("ground_truth", sw::Json::array());
-    if (c.functions.is_array() && !c.functions.empty()) sw::parse_tools(c.functions);
+    sw::bfcl::check_forms(c);  // as load_cases does
+    if (!c.functions.empty()) sw::parse_tools(c.functions);
     sw::bfcl::expected_calls(c.ground_truth);
     std::vector<sw::ToolCall> calls;
     const sw::Json listed = input.value("calls", sw::Json::array());

@@ -216,7 +216,7 @@ Verdict check_call(const Json& functions, const ToolCall& call, const Json& expe
   const Json* doc = find_function(functions, name);
   if (!doc) return fail("Function '" + name + "' has no description.");
   if (call.name != name) return fail("Function name '" + name + "' not found in model output.");
-  const Json& parameters = (*doc)["parameters"];
+  const Json parameters = doc->value("parameters", Json::object());
   const Json properties = parameters.value("properties", Json::object());
   for (const Json& required : parameters.value("required", Json::array())) {
     if (!call.arguments.contains(required.get<std::string>()))
@@ -267,7 +267,7 @@ std::vector<Json> read_json_lines(const std::string& path) {
   for (int number = 1; std::getline(file, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     Json value = Json::parse(line, nullptr, false);
-    if (value.is_discarded() || !value.is_object() || !value.contains("id"))
+    if (value.is_discarded() || !value.is_object() || !value.contains("id") || !value["id"].is_string())
       throw Error(path + ":" + std::to_string(number) + ": not a BFCL JSON line with an \"id\"");
     lines.push_back(std::move(value));
   }
@@ -286,7 +286,8 @@ std::vector<Message> first_turn(const Json& question, const std::string& where) 
     throw Error(where + ": \"question\" is not a list of turns");
   std::vector<Message> messages;
   for (const Json& m : question[0]) {
-    if (!m.is_object() || !m.contains("role") || !m.contains("content"))
+    if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["role"].is_string() ||
+        !m["content"].is_string())
       throw Error(where + ": a message lacks role or content");
     messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
   }
@@ -294,6 +295,36 @@ std::vector<Message> first_turn(const Json& question, const std::string& where) 
 }
 
 }  // namespace
+
+void check_forms(const Case& c) {
+  auto fail = [&](const std::string& what) { throw Error("BFCL case " + c.id + ": " + what); };
+  if (!c.functions.is_array()) fail("\"function\" is not a list");
+  for (const Json& f : c.functions) {
+    if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) fail("a function has no name");
+    if (!f.contains("parameters")) continue;
+    const Json& p = f["parameters"];
+    if (!p.is_object()) fail("the parameters of '" + f["name"].get<std::string>() + "' are not an object");
+    if (p.contains("required") && (!p["required"].is_array() ||
+                                   !std::all_of(p["required"].begin(), p["required"].end(),
+                                                [](const Json& r) { return r.is_string(); })))
+      fail("'required' is not a list of names");
+    if (!p.contains("properties")) continue;
+    if (!p["properties"].is_object()) fail("'properties' is not an object");
+    for (const auto& [name, details] : p["properties"].items()) {
+      if (!details.is_object() || (details.contains("type") && !details["type"].is_string()) ||
+          (details.contains("items") && !details["items"].is_object()))
+        fail("parameter '" + name + "' is not a schema with a type name");
+    }
+  }
+  if (!c.ground_truth.is_array()) fail("\"ground_truth\" is not a list");
+  for (const Json& call : c.ground_truth) {
+    const bool one_call = call.is_object() && call.size() == 1 && call.begin().value().is_object();
+    if (!one_call) fail("an expected call is not {name: {parameter: [possible values]}}");
+    for (const auto& [param, options] : call.begin().value().items()) {
+      if (!options.is_array()) fail("the possible values of '" + param + "' are not a list");
+    }
+  }
+}
 
 std::vector<Case> load_cases(const std::string& questions_path, const std::string& answers_path) {
   std::map<std::string, Json> answers;
@@ -312,6 +343,7 @@ std::vector<Case> load_cases(const std::string& questions_path, const std::strin
     c.messages = first_turn(line["question"], questions_path + " (" + c.id + ")");
     c.functions = std::move(line["function"]);
     c.ground_truth = answer->second;
+    check_forms(c);
     c.argument_count = count_arguments(c.ground_truth);
     cases.push_back(std::move(c));
   }

@@ -30,6 +30,10 @@ struct Case {
 // unreadable file or a malformed line, naming the file and line.
 std::vector<Case> load_cases(const std::string& questions_path, const std::string& answers_path);
 
+// Throws Error naming the case if its function docs or possible answers are not of the forms
+// BFCL writes (load_cases checks every case it reads; check() relies on them).
+void check_forms(const Case& c);
+
 // The standard categories under a BFCL data folder (bfcl_eval/data).
 std::vector<Case> load_standard_categories(const std::string& data_dir,
                                            const std::vector<std::string>& categories);

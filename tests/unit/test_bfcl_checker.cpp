@@ -1,6 +1,7 @@
 // BFCL's AST checker rules, on real cases taken from the BFCL v4 files.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 
 #include "bfcl/bfcl.h"
@@ -91,6 +92,52 @@ TEST(BfclData, MalformedFileNamesFileAndLine) {
     ADD_FAILURE() << "no error";
   } catch (const sw::Error& e) {
     EXPECT_NE(std::string(e.what()).find("malformed.json:1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Inputs the fuzz target fuzz_bfcl found (tests/data/fuzz): each once crashed the checker.
+sw::bfcl::Case fuzz_case(const std::string& file) {
+  std::ifstream in(std::string(SW_TEST_DATA) + "/fuzz/" + file);
+  const sw::Json input = sw::Json::parse(in);
+  sw::bfcl::Case c;
+  c.id = file;
+  c.functions = input["function"];
+  c.ground_truth = input["ground_truth"];
+  return c;
+}
+
+TEST(BfclForms, AFunctionWithoutParametersIsCheckedNotReadPast) {
+  const sw::bfcl::Case c = fuzz_case("bfcl-function-without-parameters.json");
+  sw::bfcl::check_forms(c);
+  // The doc declares no parameters (its key is misspelt), so every argument is unexpected.
+  const sw::bfcl::Verdict v = sw::bfcl::check(c, {{"solve_quadratic_equation", sw::Json::parse(R"({"a": 2})")}});
+  EXPECT_FALSE(v.valid);
+  EXPECT_NE(v.error.find("Unexpected parameter"), std::string::npos) << v.error;
+}
+
+TEST(BfclForms, CasesOfOtherFormsAreRefusedNamingTheCase) {
+  const char* malformed[][2] = {
+      {R"([{"name": "f"}])", R"([{}])"},
+      {R"([{"name": "f"}])", R"([{"f": {"a": 1}}])"},
+      {R"([{"name": 5}])", R"([])"},
+      {R"([{"name": "f", "parameters": {"properties": {"a": 3}}}])", R"([])"},
+      {R"({"name": "f"})", R"([])"},
+  };
+  for (const auto& [functions, truth] : malformed) {
+    sw::bfcl::Case c;
+    c.id = "x_1";
+    c.functions = sw::Json::parse(functions);
+    c.ground_truth = sw::Json::parse(truth);
+    try {
+      sw::bfcl::check_forms(c);
+      ADD_FAILURE() << functions << " " << truth << " was accepted";
+    } catch (const sw::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("BFCL case x_1"), std::string::npos) << e.what();
+    }
   }
 }
 
