@@ -2,7 +2,8 @@
 # Runs all tests: unit, CLI, server and model tests (the real default model; the skeleton's
 # tokenizer test reads every model) on the release build; the model tests again on a second
 # llama.cpp build with other CPU kernels (AVX2 only: on an AVX-512 CPU these are another
-# machine's kernels); then all tests built with AddressSanitizer and UBSan. Every stage runs
+# machine's kernels); then all tests built with AddressSanitizer and UBSan (clang), and every
+# fuzz target for 20 seconds. Every stage runs
 # even when an earlier one fails, and a summary of all closes the output. Installs and builds
 # whatever is missing first, through scripts/setup.sh (cached: a second run only rebuilds what
 # changed).
@@ -44,6 +45,8 @@ else
 fi
 stage "set-up (sanitizers)" bash scripts/setup.sh --no-demo --sanitize
 stage "sanitizer tests" sanitized_ctest
+# Every libFuzzer target briefly, from its seeds (the long runs: scripts/fuzz.sh --minutes M).
+stage "fuzz targets (20 s each)" bash scripts/fuzz.sh --seconds 20
 
 echo "=== summary"
 printf '%s\n' "${SUMMARY[@]}"
