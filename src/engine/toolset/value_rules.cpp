@@ -234,9 +234,6 @@ class StringProduct {
   std::vector<bool> accepts_, productive_;
 };
 
-// Decimal digits, for the integer parts of bounded numbers.
-std::string digits_of(long long n) { return std::to_string(n); }
-
 class NumberRules {
  public:
   explicit NumberRules(GrammarBuilder& b) : b_(b) {}
@@ -267,11 +264,11 @@ class NumberRules {
   // The integers from `low` to `high` (none: no upper end), low >= 0, as their digits.
   std::vector<Sequence> between(long long low, std::optional<long long> high) {
     std::vector<Sequence> options;
-    const std::string low_digits = digits_of(low);
-    const size_t longest = high ? digits_of(*high).size() : low_digits.size();
+    const std::string low_digits = std::to_string(low);
+    const size_t longest = high ? std::to_string(*high).size() : low_digits.size();
     for (size_t length = low_digits.size(); length <= longest; ++length) {
       const std::string from = length == low_digits.size() ? low_digits : "1" + std::string(length - 1, '0');
-      const std::string to = high && length == longest ? digits_of(*high) : std::string(length, '9');
+      const std::string to = high && length == longest ? std::to_string(*high) : std::string(length, '9');
       options.push_back(same_length(from, to));
     }
     if (!high) {  // every longer integer
@@ -297,17 +294,17 @@ class NumberRules {
     const Sequence any = fractions ? b_.ref(optional_fraction("[0-9]")) : Sequence{};
     const Sequence zero = fractions ? b_.ref(optional_fraction("0")) : Sequence{};
     if (high && high->value == low.value) {
-      if (low.inclusive && high->inclusive) add({G::literal(digits_of(low.value))}, zero);
+      if (low.inclusive && high->inclusive) add({G::literal(std::to_string(low.value))}, zero);
       return options;
     }
     // The lower end's integer part: any fraction if it is included, else one that is not zero.
-    if (low.inclusive) add({G::literal(digits_of(low.value))}, any);
-    else if (fractions) add({G::literal(digits_of(low.value))}, nonzero_fraction());
+    if (low.inclusive) add({G::literal(std::to_string(low.value))}, any);
+    else if (fractions) add({G::literal(std::to_string(low.value))}, nonzero_fraction());
     // Strictly between.
     if (!high || high->value - low.value > 1)
       add(between(low.value + 1, high ? std::optional<long long>(high->value - 1) : std::nullopt), any);
     // The upper end's integer part, with a zero fraction only.
-    if (high && high->inclusive) add({G::literal(digits_of(high->value))}, zero);
+    if (high && high->inclusive) add({G::literal(std::to_string(high->value))}, zero);
     return options;
   }
 
@@ -333,24 +330,18 @@ struct Bound {
   bool inclusive;
 };
 
-std::optional<Bound> lower_bound(const Json& c) {
-  std::optional<Bound> bound;
-  if (c.contains("minimum")) bound = Bound{c["minimum"].get<double>(), true};
-  if (c.contains("exclusiveMinimum")) {
-    const double v = c["exclusiveMinimum"].get<double>();
-    if (!bound || v >= bound->value) bound = Bound{v, false};
+// The stricter of the schema's inclusive and exclusive bound on one side (`lower`: minimum and
+// exclusiveMinimum; else maximum and exclusiveMaximum), or none.
+std::optional<Bound> bound(const Json& c, bool lower) {
+  const char* inclusive = lower ? "minimum" : "maximum";
+  const char* exclusive = lower ? "exclusiveMinimum" : "exclusiveMaximum";
+  std::optional<Bound> found;
+  if (c.contains(inclusive)) found = Bound{c[inclusive].get<double>(), true};
+  if (c.contains(exclusive)) {
+    const double v = c[exclusive].get<double>();
+    if (!found || (lower ? v >= found->value : v <= found->value)) found = Bound{v, false};
   }
-  return bound;
-}
-
-std::optional<Bound> upper_bound(const Json& c) {
-  std::optional<Bound> bound;
-  if (c.contains("maximum")) bound = Bound{c["maximum"].get<double>(), true};
-  if (c.contains("exclusiveMaximum")) {
-    const double v = c["exclusiveMaximum"].get<double>();
-    if (!bound || v <= bound->value) bound = Bound{v, false};
-  }
-  return bound;
+  return found;
 }
 
 }  // namespace
@@ -369,7 +360,7 @@ bool has_number_keywords(const Schema& schema) {
 Sequence string_value(GrammarBuilder& b, const Schema& schema) { return StringProduct(b, schema).build(); }
 
 Sequence number_value(GrammarBuilder& b, const Schema& schema) {
-  std::optional<Bound> low = lower_bound(schema.checks), high = upper_bound(schema.checks);
+  std::optional<Bound> low = bound(schema.checks, true), high = bound(schema.checks, false);
   const bool integer = schema.type == Type::Integer;
   if (integer) {  // integers: inclusive whole bounds
     if (low) low = Bound{low->inclusive ? std::ceil(low->value) : std::floor(low->value) + 1, true};
