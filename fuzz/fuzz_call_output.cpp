@@ -1,5 +1,7 @@
 // The parsers of free model output, in every call format: calls or sw::Error, nothing else;
-// a parsed call written in the format and parsed again is the same call.
+// a parsed call of a tool name (sw::valid_tool_name), written in the format and parsed again,
+// is the same call.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -15,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const sw::Error&) {
       continue;
     }
-    if (!calls.empty() && format.parse(format.calls_text(calls)) != calls) __builtin_trap();
+    const bool named = std::all_of(calls.begin(), calls.end(), [](const sw::ToolCall& c) { return sw::valid_tool_name(c.name); });
+    if (!calls.empty() && named && format.parse(format.calls_text(calls)) != calls) __builtin_trap();
   }
   sw::json_object_end(text, text.find('{') == std::string::npos ? 0 : text.find('{'));
   return 0;

@@ -242,7 +242,7 @@ build_project() {
   log "building the project in $BUILD_DIR"
   local type=Release compilers=()
   # The sanitizer build: clang (AddressSanitizer, UBSan) with the fuzz targets beside the tests.
-  [ "$SANITIZE" = ON ] && type=RelWithDebInfo && compilers=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
+  [ "$SANITIZE" = ON ] && type=RelWithDebInfo && compilers=(-DCMAKE_CXX_COMPILER=clang++)
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" -DSW_PYTHON="$CACHE/venv/bin/python" \
     -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" -DSW_FUZZ="$SANITIZE" "${compilers[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS" ${TARGET:+--target "$TARGET"}

@@ -70,8 +70,13 @@ struct ToolSpec {
   const Property* find_argument(const std::string& name) const;
 };
 
+// Whether `name` may name a tool: 1-128 of A-Z a-z 0-9 _ . : / - (OpenAI's rule with BFCL's
+// dots and MCP's namespaces; a name is written into the call format's text, which other
+// characters could break).
+bool valid_tool_name(const std::string& name);
+
 // Parses an array of tool definitions (or a single one) in any of the three dialects.
-// Throws Error on an empty list, a duplicate name or an unsupported construct.
+// Throws Error on an empty list, a duplicate or invalid name or an unsupported construct.
 std::vector<ToolSpec> parse_tools(const Json& tools);
 
 // One tool call as the model wrote it.

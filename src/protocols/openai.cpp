@@ -28,7 +28,7 @@ std::string content_text(const Json& content, const std::string& path) {
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const Json& part = content[i];
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+    if (!part.is_object() || part.value("type", Json()) != "text" || !part.contains("text") || !part["text"].is_string())
       throw RequestError("'" + at(path, i) + "': only text parts are supported", at(path, i));
     text += part["text"].get<std::string>();
   }
@@ -97,7 +97,7 @@ std::vector<ToolSpec> parse_tool_list(const Json& body, const Limits& limits) {
     throw RequestError("'tools' has " + std::to_string(tools.size()) + " entries; the limit is " +
                        std::to_string(limits.tools), "tools", "too_many");
   for (size_t i = 0; i < tools.size(); ++i) {
-    if (!tools[i].is_object() || tools[i].value("type", "") != "function" || !tools[i].contains("function"))
+    if (!tools[i].is_object() || tools[i].value("type", Json()) != "function" || !tools[i].contains("function"))
       throw RequestError("'" + at("tools", i) + "' must be {\"type\": \"function\", \"function\": {...}}", at("tools", i));
     if (depth(tools[i]) > limits.schema_depth + 2)
       throw RequestError("'" + at("tools", i) + "' nests deeper than " + std::to_string(limits.schema_depth) +
@@ -121,7 +121,7 @@ void parse_tool_choice(const Json& body, ChatRequest& request) {
   if (choice == "auto") choice_made = ToolChoice::Auto;
   else if (choice == "none") choice_made = ToolChoice::None;
   else if (choice == "required") choice_made = ToolChoice::Required;
-  else if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("function") &&
+  else if (choice.is_object() && choice.value("type", Json()) == "function" && choice.contains("function") &&
            choice["function"].is_object() && choice["function"].contains("name") &&
            choice["function"]["name"].is_string()) {
     choice_made = ToolChoice::Required;

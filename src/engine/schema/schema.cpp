@@ -47,8 +47,8 @@ const char* format_pattern(const std::string& format) {
 
 std::string string_pattern(const Schema& schema) {
   if (schema.checks.contains("pattern")) return schema.checks["pattern"].get<std::string>();
-  if (schema.checks.contains("format")) return format_pattern(schema.checks["format"].get<std::string>());
-  return "";
+  const char* format = schema.checks.contains("format") ? format_pattern(schema.checks["format"].get<std::string>()) : nullptr;
+  return format ? format : "";
 }
 
 }  // namespace sw

@@ -2,6 +2,7 @@
 #include "schemaweaver/tools.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -72,6 +73,13 @@ constexpr double kMaxCount = 20000;
 // double holds exactly up to here.
 constexpr double kMaxBound = 1e15;
 
+const char* kFormatList = "date, time, date-time, uuid, email, ipv4, uri";
+
+// OpenAPI's formats of numbers: annotations that constrain nothing JSON Schema checks.
+bool number_format(const std::string& format) {
+  return format == "int32" || format == "int64" || format == "float" || format == "double";
+}
+
 // A value keyword's value must be of the kind it takes; otherwise the check would be skipped.
 void check_keyword_value(const std::string& key, const Json& value, const Where& where) {
   if (key == "pattern") {
@@ -83,6 +91,10 @@ void check_keyword_value(const std::string& key, const Json& value, const Where&
     }
   } else if (key == "format") {
     if (!value.is_string()) where.fail("must be a string");
+    const std::string format = value.get<std::string>();
+    if (!format_pattern(format) && !number_format(format))
+      where.fail("format '" + format + "' cannot be enforced (enforced: " + kFormatList +
+                 "; of numbers, int32, int64, float and double, which constrain nothing)");
   } else if (key == "uniqueItems") {
     if (!value.is_boolean()) where.fail("must be true or false");
     if (value == true) where.fail("uniqueItems cannot be enforced while decoding (a grammar cannot keep items apart)");
@@ -98,8 +110,6 @@ void check_keyword_value(const std::string& key, const Json& value, const Where&
   }
 }
 
-const char* kFormatList = "date, time, date-time, uuid, email, ipv4, uri";
-
 // What the value keywords mean for the schema's type, checked once the type is known: a keyword
 // of another type has no effect (JSON Schema's rule), but one on a value of any type could not
 // be enforced, and some combinations are refused.
@@ -112,10 +122,8 @@ void check_value_keywords(const Schema& schema, const Where& where) {
   if (c.contains("format")) {
     const std::string format = c["format"].get<std::string>();
     const bool numeric = schema.type == Type::Integer || schema.type == Type::Number;
-    if (numeric && format != "int32" && format != "int64" && format != "float" && format != "double")
-      where.at("format").fail("format '" + format + "' is not one of a number's (int32, int64, float, double)");
-    if (schema.type == Type::String && !format_pattern(format))
-      where.at("format").fail("format '" + format + "' cannot be enforced (enforced: " + kFormatList + ")");
+    if (numeric != number_format(format) && (numeric || schema.type == Type::String))
+      where.at("format").fail("format '" + format + "' is not a format of " + (numeric ? "numbers" : "strings"));
     if (c.contains("pattern")) where.fail("'pattern' beside 'format' is not supported: give one of them");
   }
   if (schema.type == Type::Number) {
@@ -395,7 +403,7 @@ RawTool unwrap_dialect(const Json& entry, const Where& where) {
     if (body.contains(key)) raw.parameters = &body[key];
   }
   if (entry.contains("annotations") && entry["annotations"].is_object()) {
-    raw.read_only = entry["annotations"].value("readOnlyHint", false);
+    raw.read_only = entry["annotations"].value("readOnlyHint", Json(false)) == true;
   }
   return raw;
 }
@@ -406,6 +414,9 @@ ToolSpec parse_tool(const Json& entry, size_t index) {
   const Json& body = *raw.body;
   if (!body.contains("name") || !body["name"].is_string() || body["name"].get<std::string>().empty())
     where.fail("missing 'name'");
+  if (!valid_tool_name(body["name"].get<std::string>()))
+    where.fail("the name '" + body["name"].get<std::string>().substr(0, 200) +
+               "' is not 1-128 of the characters A-Z a-z 0-9 _ . : / -");
   ToolSpec tool;
   tool.name = body["name"].get<std::string>();
   tool.read_only = raw.read_only;
@@ -517,6 +528,13 @@ const Property* ToolSpec::find_argument(const std::string& argument) const {
     if (p.name == argument) return &p;
   }
   return nullptr;
+}
+
+bool valid_tool_name(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum((unsigned char)c) || c == '_' || c == '.' || c == ':' || c == '/' || c == '-';
+  });
 }
 
 std::vector<ToolSpec> parse_tools(const Json& tools) {

@@ -1,0 +1,64 @@
+// Inputs the fuzz targets (fuzz/) found, kept in tests/data/fuzz: each once crashed the code it
+// reached (an exception other than sw::Error, or a read past the end). Here each gets the clean
+// answer it has now; the sanitizer build also replays every file through its target.
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "schemaweaver/openai.h"
+#include "testing.h"
+
+namespace {
+
+std::string finding(const std::string& name) {
+  std::ifstream in(std::string(SW_TEST_DATA) + "/fuzz/" + name, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// fuzz_tool_schemas: an enum beside a format no grammar enforces read the format's pattern
+// from nowhere; the format is refused now, whatever sits beside it.
+TEST(FuzzFindings, AnUnknownFormatBesideAnEnumIsRefused) {
+  const std::string input = finding("tools-enum-beside-unknown-format.bin");
+  try {
+    sw::parse_tools(sw::Json::parse(input.substr(0, input.find('\0'))));
+    ADD_FAILURE() << "accepted";
+  } catch (const sw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("format 'emailng' cannot be enforced"), std::string::npos) << e.what();
+  }
+}
+
+// fuzz_openai_request: a tool entry whose "type" is an object threw JSON's type_error.
+TEST(FuzzFindings, AToolTypeThatIsNoStringIsABadRequest) {
+  EXPECT_THROW(sw::openai::parse_chat_request(finding("request-tool-type-not-a-string.json")), sw::openai::RequestError);
+}
+
+// fuzz_call_output: a call whose name holds the format's closing tag did not survive being
+// written and read again; such a name names no tool.
+TEST(FuzzFindings, ANameHoldingTheClosingTagNamesNoTool) {
+  const std::vector<sw::ToolCall> calls = sw::CallFormat::by_name("hermes").parse(finding("output-name-holds-the-closing-tag.txt"));
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_FALSE(sw::valid_tool_name(calls[0].name));
+  EXPECT_THROW(sw::parse_tools(sw::Json::parse(R"([{"name": "get</tool_call>x"}])")), sw::Error);
+  EXPECT_TRUE(sw::valid_tool_name("math.factorial"));
+  EXPECT_TRUE(sw::valid_tool_name("github/create_issue"));
+}
+
+// fuzz_pattern: a text that is not UTF-8 reaches the model's JSON as U+FFFD; the grammar's
+// strings decode to text the pattern matches (the target's property, once checked on the raw
+// bytes instead).
+TEST(FuzzFindings, WhatAPatternsGrammarAcceptsDecodesToAMatch) {
+  const std::string input = finding("pattern-text-not-utf8.bin");
+  const std::string source = input.substr(0, input.find('\0')), text = input.substr(input.find('\0') + 1);
+  sw::Schema schema;
+  schema.type = sw::Type::String;
+  schema.checks["pattern"] = source;
+  sw::Matcher matcher(sw::build_value_grammar(schema));
+  const std::string json = sw::Json(text).dump(-1, ' ', false, sw::Json::error_handler_t::replace);
+  ASSERT_TRUE(matcher.advance(json) && matcher.can_end()) << json;
+  EXPECT_TRUE(sw::Pattern(source).search(sw::Json::parse(json).get<std::string>()));
+}
+
+}  // namespace
