@@ -38,7 +38,7 @@ for target in ${TARGETS//,/ }; do
   status=$?
   crashes=$(ls "$WORK/crashes" | grep -c "^$target-" || true)
   stat() { grep -o "stat::$1: *[0-9]*" "$log" | tail -1 | grep -o '[0-9]*$'; }
-  last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+  last=$(grep -E '^#[0-9]+[[:space:]]+(INITED|NEW|REDUCE|pulse|RELOAD|DONE)' "$log" | tail -1)
   edges=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*')
   features=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*')
   corpus=$(ls "$WORK/corpus/$target" | wc -l)

@@ -75,8 +75,10 @@ Sequence GrammarBuilder::ref(uint32_t rule) const {
 }
 
 uint32_t GrammarBuilder::declare(const std::string& name) {
+  // Each name counts its own suffixes: thousands of rules of one name (a pattern's states) take
+  // constant time each.
   std::string unique = name;
-  for (int n = 2; names_.count(unique); ++n) unique = name + "-" + std::to_string(n);
+  for (int& n = last_suffix_[name]; names_.count(unique);) unique = name + "-" + std::to_string(++n + 1);
   names_.insert(unique);
   grammar_.names.push_back(unique);
   grammar_.rules.emplace_back();

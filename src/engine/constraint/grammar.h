@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -55,6 +56,7 @@ class GrammarBuilder {
  private:
   Grammar grammar_;
   std::unordered_set<std::string> names_;  // taken, for unique names in constant time
+  std::unordered_map<std::string, int> last_suffix_;  // per name, the last "-n" it was given
 };
 
 Sequence operator+(Sequence a, const Sequence& b);
