@@ -20,6 +20,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const bool named = std::all_of(calls.begin(), calls.end(), [](const sw::ToolCall& c) { return sw::valid_tool_name(c.name); });
     if (!calls.empty() && named && format.parse(format.calls_text(calls)) != calls) __builtin_trap();
   }
-  sw::json_object_end(text, text.find('{') == std::string::npos ? 0 : text.find('{'));
+  sw::json_value_end(text, text.find('{') == std::string::npos ? 0 : text.find('{'));
   return 0;
 }

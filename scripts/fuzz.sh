@@ -6,17 +6,20 @@
 # from fuzz/seeds.py (the project's tool files, requests, outputs, MCP messages, BFCL cases) and
 # grow in build-asan/fuzz/corpus between runs. A crash's input lands in build-asan/fuzz/crashes.
 #
-#   bash scripts/fuzz.sh [--minutes M | --seconds S] [--targets fuzz_pattern,fuzz_bfcl]
+#   bash scripts/fuzz.sh [--minutes M | --seconds S] [--targets fuzz_pattern,fuzz_bfcl] [--seed N]
+# (--seed: libFuzzer's random seed, for a run that can be repeated; 0, the default, draws one)
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SCHEMAWEAVER_CACHE:-$HOME/.cache/schemaweaver}
 SECONDS_EACH=60
+SEED=0
 TARGETS="fuzz_tool_schemas,fuzz_pattern,fuzz_openai_request,fuzz_call_output,fuzz_mcp_messages,fuzz_bfcl"
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) SECONDS_EACH=$(( $2 * 60 )); shift 2 ;;
     --seconds) SECONDS_EACH=$2; shift 2 ;;
     --targets) TARGETS=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
     *) echo "fuzz.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -33,7 +36,7 @@ for target in ${TARGETS//,/ }; do
   log="$WORK/$target.log"
   started=$SECONDS
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$BUILD/fuzz/$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=3072 -print_final_stats=1 \
+    "$BUILD/fuzz/$target" -max_total_time="$SECONDS_EACH" -seed="$SEED" -timeout=10 -rss_limit_mb=3072 -print_final_stats=1 \
     -artifact_prefix="$WORK/crashes/$target-" "$WORK/corpus/$target" "$WORK/seeds/$target" >"$log" 2>&1
   status=$?
   crashes=$(ls "$WORK/crashes" | grep -c "^$target-" || true)

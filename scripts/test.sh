@@ -45,8 +45,9 @@ else
 fi
 stage "set-up (sanitizers)" bash scripts/setup.sh --no-demo --sanitize
 stage "sanitizer tests" sanitized_ctest
-# Every libFuzzer target briefly, from its seeds (the long runs: scripts/fuzz.sh --minutes M).
-stage "fuzz targets (20 s each)" bash scripts/fuzz.sh --seconds 20
+# Every libFuzzer target briefly, from its seeds, with a fixed seed so that a run can be repeated
+# (the long runs: scripts/fuzz.sh --minutes M).
+stage "fuzz targets (20 s each)" bash scripts/fuzz.sh --seconds 20 --seed 1
 
 echo "=== summary"
 printf '%s\n' "${SUMMARY[@]}"

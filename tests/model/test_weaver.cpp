@@ -343,7 +343,7 @@ TEST(Weaver, SeveralCallsInOneTurn) {
 
 // The end of the first call's JSON object in a turn's text (after its closing brace).
 size_t first_call_end(const std::string& text) {
-  return std::min(text.size(), sw::json_object_end(text, std::min(text.find('{'), text.size())));
+  return std::min(text.size(), sw::json_value_end(text, std::min(text.find('{'), text.size())));
 }
 
 // parallel_tool_calls false: the turn ends after the first call, which is the one the model

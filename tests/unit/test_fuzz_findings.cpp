@@ -75,3 +75,22 @@ TEST(FuzzFindings, APatternOfThousandsOfStatesBuildsItsGrammar) {
 }
 
 }  // namespace
+
+namespace {
+
+// fuzz_call_output: an argument whose key holds "</tool_call>" cut the block there; a block's
+// JSON now ends where its value ends, in every tagged format.
+TEST(FuzzFindings, AnArgumentHoldingTheClosingTagStaysInItsCall) {
+  const std::string text = finding("output-argument-holds-the-closing-tag.txt");
+  for (const char* name : {"hermes", "smollm2"}) {
+    const sw::CallFormat format = sw::CallFormat::by_name(name);
+    const std::vector<sw::ToolCall> calls = format.parse(text);
+    ASSERT_EQ(calls.size(), 1u) << name;
+    EXPECT_EQ(format.parse(format.calls_text(calls)), calls) << name;
+  }
+  const sw::ToolCall code{"run", sw::Json::parse(R"j({"source": "print('</tool_call>')"})j")};
+  const sw::CallFormat hermes = sw::CallFormat::by_name("hermes");
+  EXPECT_EQ(hermes.parse(hermes.calls_text({code, code})), (std::vector<sw::ToolCall>{code, code}));
+}
+
+}  // namespace

@@ -53,14 +53,18 @@ std::string json_prompt(const std::vector<ToolSpec>& tools, const std::string& u
          "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
 }
 
-// The text inside every <tag>...</tag> block (the last one may be unclosed).
+// The text inside every <tag>...</tag> block (the last one may be unclosed). A block that holds
+// JSON ends where its value ends, so a string in it may hold the closing tag.
 std::vector<std::string> tagged_blocks(const std::string& text, const std::string& tag) {
   std::vector<std::string> blocks;
   const std::string open = "<" + tag + ">", close = "</" + tag + ">";
   size_t at = 0;
   while ((at = text.find(open, at)) != std::string::npos) {
     size_t begin = at + open.size();
-    size_t end = text.find(close, begin);
+    const size_t value = text.find_first_not_of(" \t\r\n", begin);
+    const bool json = value != std::string::npos && (text[value] == '{' || text[value] == '[');
+    const size_t value_end = json ? json_value_end(text, value) : std::string::npos;
+    size_t end = text.find(close, value_end == std::string::npos ? begin : value_end);
     blocks.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
     if (end == std::string::npos) break;
     at = end + close.size();
@@ -145,7 +149,7 @@ CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_ca
   return by_name("json");
 }
 
-size_t json_object_end(const std::string& text, size_t begin) {
+size_t json_value_end(const std::string& text, size_t begin) {
   int depth = 0;
   bool in_string = false, escaped = false;
   for (size_t i = begin; i < text.size(); ++i) {
@@ -156,9 +160,9 @@ size_t json_object_end(const std::string& text, size_t begin) {
       else if (c == '"') in_string = false;
     } else if (c == '"') {
       in_string = true;
-    } else if (c == '{') {
+    } else if (c == '{' || c == '[') {
       ++depth;
-    } else if (c == '}' && --depth == 0) {
+    } else if ((c == '}' || c == ']') && --depth == 0) {
       return i + 1;
     }
   }

@@ -36,9 +36,9 @@ struct CallFormat {
   static CallFormat detect(const std::string& chat_template, bool has_tool_call_token);
 };
 
-// One past the closing brace of the JSON object that opens at `begin` in `text` (strings and
-// their escapes skipped); npos if the text ends first.
-size_t json_object_end(const std::string& text, size_t begin);
+// One past the closing bracket of the JSON object or array that opens at `begin` in `text`
+// (strings and their escapes skipped); npos if the text ends first.
+size_t json_value_end(const std::string& text, size_t begin);
 
 // The JSON text of one call: {"name": "...", "arguments": {...}}.
 std::string call_text(const ToolCall& call);

@@ -260,7 +260,7 @@ class Weaver {
 
   // The call whose JSON object starts at `begin` in the answer.
   std::optional<ToolCall> call_at(size_t begin) {
-    size_t end = json_object_end(turn_, begin);
+    size_t end = json_value_end(turn_, begin);
     if (end == std::string::npos) throw Error("internal: the call is not closed");
     std::optional<Json> object = parse_decoded(turn_.substr(begin, end - begin));
     if (!object) return std::nullopt;
