@@ -158,9 +158,7 @@ class SchemaReader {
       if (key != "uniqueItems") schema.checks[key] = value;  // uniqueItems: false says nothing
     }
     if (node.contains("nullable") && node["nullable"].is_boolean()) schema.nullable = node["nullable"].get<bool>();
-    if (node.contains("description") && node["description"].is_string())
-      schema.description = node["description"].get<std::string>();
-    if (node.contains("default")) schema.default_value = node["default"];
+    read_annotations(node, schema);
     if (node.contains("allOf")) return read_all_of(node, schema, where);
     if (node.contains("anyOf")) return read_any_of(node, "anyOf", schema, where);
     if (node.contains("oneOf")) return read_any_of(node, "oneOf", schema, where);
@@ -187,6 +185,13 @@ class SchemaReader {
  private:
   static constexpr int kMaxSchemas = 10000;
 
+  // The annotations a Schema keeps: description and default.
+  static void read_annotations(const Json& node, Schema& schema) {
+    if (node.contains("description") && node["description"].is_string())
+      schema.description = node["description"].get<std::string>();
+    if (node.contains("default")) schema.default_value = node["default"];
+  }
+
   Schema read_reference(const Json& node, const Where& where) {
     const Json& ref = node["$ref"];
     if (!ref.is_string()) where.at("$ref").fail("must be a string");
@@ -208,9 +213,7 @@ class SchemaReader {
     open_refs_.push_back(target);
     Schema schema = read(*found, where.at("$ref"));
     open_refs_.pop_back();
-    if (node.contains("description") && node["description"].is_string())
-      schema.description = node["description"].get<std::string>();
-    if (node.contains("default")) schema.default_value = node["default"];
+    read_annotations(node, schema);  // those beside the reference win
     return schema;
   }
 
