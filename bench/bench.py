@@ -15,6 +15,9 @@ Stages (each resumes: a finished file is kept, a BFCL run continues where it sto
              (Figure 13, an emulation of a slower memory bus)
   coldstart  the first call after launch with the model out of the page cache, per packing,
              load method and storage speed, with each packing's accuracy (bench/coldstart.py)
+  peers      the BFCL sample end to end over HTTP through llama-server (scripts/setup.sh --peers)
+             and `schemaweaver serve`, a restart with the prompt cache, a three-turn MCP agent
+             task (bench/peers.py, run with the test venv's Python for the openai client)
   report     Markdown tables, JSON and SVG figures in DIR; BENCHMARKS.md, the index of every
              report under bench/results, is written anew
 
@@ -114,6 +117,11 @@ def stage_modes(cfg, model, out, largest):
     run(bfcl_command(model, cfg.sample, modes_for(cfg, model, largest), f"{stem}.jsonl", f"{stem}.summary.json",
                      seed=1, repeat=cfg.repeat, warmup=1) + ["--resume"] + (["--draft-model", draft] if draft else []),
         stdout=open(f"{stem}.md", "w"))
+
+
+def stage_peers(cfg, model, out):
+    run([CACHE / "venv" / "bin" / "python", ROOT / "bench" / "peers.py", "--model", model, "--sample", cfg.sample,
+         "--restart-cases", 4 if cfg.quick else 10, "--out", out / "peers"])
 
 
 def stage_rss(cfg, model, out):
@@ -468,6 +476,11 @@ def report(cfg, models, out, command):
                         f"\n![](fig13-latency-{m.stem}.svg)\n![](fig13-speedup-{m.stem}.svg)\n")
 
     sections += coldstart.report(cfg, models, out)
+    for m in models:  # each peers report as bench/peers.py wrote it, its headings one level down
+        path = out / "peers" / m.stem / "peers.md"
+        if path.exists():
+            text = path.read_text().replace("# Against", "## Against", 1)
+            sections.append(text.replace("](time.svg)", f"](peers/{m.stem}/time.svg)"))
     text = "# Benchmarks\n\n" + "\n".join(sections)
     (out / "report.md").write_text(text)
     (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
@@ -527,6 +540,8 @@ def main():
                 stage_bandwidth(cfg, m, out)
             elif stage == "coldstart":
                 coldstart.stage(cfg, m, out, EXAMPLE)
+            elif stage == "peers":
+                stage_peers(cfg, m, out)
             else:
                 continue
             note_measured(out, stage, m)

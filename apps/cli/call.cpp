@@ -16,6 +16,7 @@ struct SinceStart {
 
 struct CallCommand {
   ModelOptions model;
+  PromptCacheOptions prompt_cache;
   std::string tools_path;
   std::string prompt;
   std::string messages_path;
@@ -66,6 +67,7 @@ struct CallCommand {
     options.draft_model = load_draft_model(draft_model, model.params, {spec});
     if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools) << "\n";
     sw::Session session(loaded);
+    prompt_cache.apply(session);
     const int restored = prompt_state.empty() ? 0 : session.restore_prompt_state(prompt_state);
     if (!json) {
       options.on_call = [](const sw::CallEvent& e) {
@@ -114,6 +116,10 @@ struct CallCommand {
     if (!prompt_state.empty())
       std::fprintf(stderr, "  prompt state '%s': %d tokens restored, %d of the prompt's %d reused\n", prompt_state.c_str(),
                    restored, s.prompt_reused_tokens, s.prompt_tokens);
+    if (s.prompt_restored_tokens > 0)
+      std::fprintf(stderr, "  prompt cache: the tool-set prefix's %d tokens restored\n", s.prompt_restored_tokens);
+    if (s.prompt_cache_stored_tokens > 0)
+      std::fprintf(stderr, "  prompt cache: the tool-set prefix's %d tokens saved\n", s.prompt_cache_stored_tokens);
     if (s.draft_tokens > 0)
       std::fprintf(stderr, "  drafts: %d of %d draft tokens taken\n", s.accepted_draft_tokens, s.draft_tokens);
     for (const sw::PhaseStats& p : s.phases)
@@ -139,6 +145,7 @@ void add_call_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("call", "generate one tool call for a request");
   auto c = std::make_shared<CallCommand>();
   c->model.add_to(*cmd);
+  c->prompt_cache.add_to(*cmd);
   cmd->add_option("--tools", c->tools_path, "tools JSON file (OpenAI, MCP or BFCL style)")->required();
   auto* prompt = cmd->add_option("-p,--prompt", c->prompt, "the user's request");
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");

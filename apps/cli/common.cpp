@@ -1,5 +1,6 @@
 // The helpers the subcommands share (common.h).
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -17,6 +18,33 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_flag("--no-mmap{false}", params.mmap, "read the weights into memory instead of mapping the file");
   app.add_flag("--no-repack{false}", params.repack, "use the weights as stored (no repacking for the CPU's kernels)");
   app.add_flag("--stream-weights", params.stream, "pipelined load: compute starts while later weights are read");
+}
+
+void PromptCacheOptions::add_to(CLI::App& app) {
+  app.add_option("--prompt-cache-dir", dir,
+                 "keep tool-set prefixes (system message and tools, computed) in this folder, for later calls and "
+                 "processes (default: $SCHEMAWEAVER_PROMPT_CACHE, 'off' for none, else prompts/ in "
+                 "$SCHEMAWEAVER_CACHE or ~/.cache/schemaweaver)");
+  app.add_option("--prompt-cache-size", max_mib, "MiB the prompt cache folder holds at most (least recently used out)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t(0), uint64_t(1) << 30));
+  app.add_flag("--no-prompt-cache", off, "neither read nor write the prompt cache");
+}
+
+void PromptCacheOptions::apply(sw::Session& session) const {
+  if (off) return;
+  std::string folder = dir;
+  if (folder.empty()) {
+    const char* own = std::getenv("SCHEMAWEAVER_PROMPT_CACHE");
+    const char* cache = std::getenv("SCHEMAWEAVER_CACHE");
+    const char* home = std::getenv("HOME");
+    if (own && std::string(own) == "off") return;
+    if (own && *own) folder = own;
+    else if (cache && *cache) folder = std::string(cache) + "/prompts";
+    else if (home && *home) folder = std::string(home) + "/.cache/schemaweaver/prompts";
+    else return;  // nowhere to keep it
+  }
+  session.use_prompt_cache(folder, max_mib << 20);
 }
 
 ModeSpec parse_mode_spec(const std::string& text) {

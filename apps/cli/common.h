@@ -15,6 +15,17 @@ struct ModelOptions {
   void add_to(CLI::App& app);
 };
 
+// The prompt cache on disk (Session::use_prompt_cache): on by default, in --prompt-cache-dir,
+// else $SCHEMAWEAVER_PROMPT_CACHE ("off": none), else prompts/ under $SCHEMAWEAVER_CACHE or
+// ~/.cache/schemaweaver.
+struct PromptCacheOptions {
+  std::string dir;
+  bool off = false;
+  uint64_t max_mib = 1024;
+  void add_to(CLI::App& app);
+  void apply(sw::Session& session) const;  // throws sw::Error if the folder cannot be made
+};
+
 // A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
 // no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args (the argument set is
 // taken from the expected answer, where there is one) and read-only (every tool is treated as
@@ -43,6 +54,7 @@ void write_json_file(const std::string& path, const sw::Json& json);  // throws 
 
 void add_call_command(CLI::App& app);
 void add_bfcl_command(CLI::App& app);
+void add_bfcl_cases_command(CLI::App& app);
 void add_costs_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_serve_command(CLI::App& app);

@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cli::add_call_command(app);
   cli::add_bfcl_command(app);
+  cli::add_bfcl_cases_command(app);
   cli::add_costs_command(app);
   cli::add_info_command(app);
   cli::add_serve_command(app);

@@ -38,9 +38,12 @@ namespace openai = sw::openai;
 // Sessions that serve one request at a time each.
 class SlotPool {
  public:
-  SlotPool(const std::shared_ptr<const sw::Model>& model, int slots, int max_waiting) : max_waiting_(max_waiting) {
+  SlotPool(const std::shared_ptr<const sw::Model>& model, int slots, int max_waiting,
+           const PromptCacheOptions& prompt_cache)
+      : max_waiting_(max_waiting) {
     for (int i = 0; i < slots; ++i) {
       sessions_.push_back(std::make_unique<sw::Session>(model));
+      prompt_cache.apply(*sessions_.back());
       busy_.push_back(false);
       prefix_.push_back("");
     }
@@ -121,6 +124,9 @@ class Metrics {
     prompt_tokens_ += s.prompt_tokens;
     reused_tokens_ += s.prompt_reused_tokens;
     prefix_hits_ += reused_prefix;
+    restored_tokens_ += s.prompt_restored_tokens;
+    prompt_cache_hits_ += s.prompt_restored_tokens > 0;
+    prompt_cache_stores_ += s.prompt_cache_stored_tokens > 0;
     passes_ += s.call_passes;
     sampled_ += s.sampled_tokens;
     compile_ms_ += s.compile_ms;
@@ -150,6 +156,10 @@ class Metrics {
     line("schemaweaver_prompt_tokens_total", double(prompt_tokens_));
     line("schemaweaver_prompt_reused_tokens_total", double(reused_tokens_));
     line("schemaweaver_prompt_prefix_slot_hits_total", double(prefix_hits_));
+    // Tool-set prefixes read from the prompt cache on disk, and saved to it.
+    line("schemaweaver_prompt_cache_hits_total", double(prompt_cache_hits_));
+    line("schemaweaver_prompt_cache_restored_tokens_total", double(restored_tokens_));
+    line("schemaweaver_prompt_cache_stores_total", double(prompt_cache_stores_));
     line("schemaweaver_prompt_ms_total", prompt_ms_);
     line("schemaweaver_tool_call_latency_ms_total", executable_ms_);
     line("schemaweaver_passes_total", double(passes_));
@@ -177,7 +187,7 @@ class Metrics {
   std::map<int, long> by_status_;
   std::map<std::string, Phase> phases_;
   long calls_ = 0, cancelled_ = 0, prompt_tokens_ = 0, reused_tokens_ = 0, prefix_hits_ = 0, passes_ = 0,
-       sampled_ = 0;
+       sampled_ = 0, restored_tokens_ = 0, prompt_cache_hits_ = 0, prompt_cache_stores_ = 0;
   double prompt_ms_ = 0, executable_ms_ = 0, compile_ms_ = 0;
 };
 
@@ -253,6 +263,7 @@ std::string sse(const sw::Json& value) {
 
 struct ServeCommand {
   ModelOptions model;
+  PromptCacheOptions prompt_cache;
   std::string host = "127.0.0.1";
   int port = 8080;
   int slots = 1;
@@ -273,7 +284,7 @@ struct ServeCommand {
     std::signal(SIGPIPE, SIG_IGN);  // a client that went away must not end the server
     auto loaded = sw::Model::load(model.params);
     std::string model_id = loaded->info().name.empty() ? model.params.path : loaded->info().name;
-    SlotPool pool(loaded, slots, max_waiting);
+    SlotPool pool(loaded, slots, max_waiting, prompt_cache);
     sw::ToolSetCache tool_sets(loaded, size_t(tool_set_cache));
     Metrics metrics;
     std::atomic<long> next_id{1};
@@ -467,6 +478,7 @@ void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (POST /v1/chat/completions, GET /v1/models, /health, /metrics)");
   auto c = std::make_shared<ServeCommand>();
   c->model.add_to(*cmd);
+  c->prompt_cache.add_to(*cmd);
   cmd->add_option("--host", c->host, "address to listen on (loopback by default)")->capture_default_str();
   cmd->add_option("--port", c->port, "port")->capture_default_str()->check(CLI::Range(1, 65535));
   cmd->add_option("--slots", c->slots, "requests generated at once, each with its own KV cache")

@@ -423,4 +423,35 @@ std::vector<ExpectedCall> expected_calls(const Json& ground_truth) {
   return calls;
 }
 
+namespace {
+
+Json json_schema_of(const Json& schema) {
+  if (!schema.is_object()) return schema;
+  static const std::map<std::string, std::string> renamed = {
+      {"dict", "object"}, {"float", "number"}, {"tuple", "array"}, {"list", "array"}};
+  Json out = schema;
+  if (out.contains("type") && out["type"].is_string()) {
+    const std::string type = out["type"].get<std::string>();
+    if (type == "any") out.erase("type");
+    else if (renamed.count(type)) out["type"] = renamed.at(type);
+  }
+  if (out.contains("properties") && out["properties"].is_object()) {
+    for (auto& [name, property] : out["properties"].items()) property = json_schema_of(property);
+  }
+  if (out.contains("items")) out["items"] = json_schema_of(out["items"]);
+  return out;
+}
+
+}  // namespace
+
+Json openai_tools(const Json& functions) {
+  Json tools = Json::array();
+  for (const Json& f : functions) {
+    Json function = {{"name", f.at("name")}, {"description", f.value("description", "")},
+                     {"parameters", json_schema_of(f.value("parameters", Json{{"type", "object"}}))}};
+    tools.push_back({{"type", "function"}, {"function", function}});
+  }
+  return tools;
+}
+
 }  // namespace sw::bfcl

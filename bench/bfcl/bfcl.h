@@ -58,4 +58,10 @@ struct Verdict {
 
 Verdict check(const Case& c, const std::vector<ToolCall>& calls);
 
+// The case's function docs as OpenAI tools ({"type": "function", "function": {...}}), their
+// python type names written as JSON Schema's (dict -> object, float -> number, tuple -> array,
+// any -> no type), as a server that speaks the OpenAI API takes them and a JSON Schema
+// validator reads them.
+Json openai_tools(const Json& functions);
+
 }  // namespace sw::bfcl

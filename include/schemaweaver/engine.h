@@ -208,6 +208,8 @@ struct VerificationStats {
 struct CallStats {
   int prompt_tokens = 0;
   int prompt_reused_tokens = 0;  // of which came from the KV cache of the previous call
+  int prompt_restored_tokens = 0;   // of the reused, read from the prompt cache on disk
+  int prompt_cache_stored_tokens = 0;  // of the prompt, saved to the prompt cache (a new tool set)
   int prompt_passes = 0;
   double prompt_ms = 0;       // prompt prefill (of the tokens not reused)
   int call_passes = 0;        // passes during call generation
@@ -343,6 +345,14 @@ class Session {
   // file, or it was computed by another model file or for another cache layout (the next call
   // then computes its whole prompt). Throws Error if the file is not a prompt state.
   int restore_prompt_state(const std::string& path);
+
+  // Tool-set prefixes kept on disk, in `dir` (created if needed), at most max_bytes in all, the
+  // least recently used removed first. A call whose prompt's beginning (the system message that
+  // lists the tools) is not in the session's KV cache reads it from there if an earlier call of
+  // any process with the same model file and llama.cpp build saved it, and else saves it once
+  // computed. Files are named by a hash and hold their tokens, so a stale one is never used.
+  // Throws Error if the folder cannot be made.
+  void use_prompt_cache(const std::string& dir, uint64_t max_bytes);
 
  private:
   std::unique_ptr<SessionState> state_;  // the KV cache and what it holds, private to the library

@@ -175,6 +175,15 @@ Json usage(const CallResult& result) {
           {"total_tokens", result.stats.prompt_tokens + result.stats.sampled_tokens}};
 }
 
+// Where the engine's time went (an extension, as llama-server's "timings"): the prompt's
+// prefill, the answer after it, and when its calls could be executed.
+Json timings(const CallResult& result) {
+  const CallStats& s = result.stats;
+  return {{"prompt_ms", s.prompt_ms}, {"prompt_tokens", s.prompt_tokens}, {"prompt_reused_tokens", s.prompt_reused_tokens},
+          {"prompt_restored_tokens", s.prompt_restored_tokens}, {"answer_ms", s.call_ms},
+          {"executable_ms", s.executable_ms}};
+}
+
 // Well-formed UTF-8: no stray continuation bytes, no overlong forms, no surrogates, nothing
 // beyond U+10FFFF.
 bool valid_utf8(const std::string& text) {
@@ -267,7 +276,7 @@ Json completion(const std::string& id, const std::string& model, long created, c
   }
   return {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model},
           {"choices", Json::array({{{"index", 0}, {"message", message}, {"finish_reason", finish_reason(result)}}})},
-          {"usage", usage(result)}};
+          {"usage", usage(result)}, {"x_timings", timings(result)}};
 }
 
 Json role_chunk(const std::string& id, const std::string& model, long created) {
@@ -294,6 +303,7 @@ Json text_chunk(const std::string& id, const std::string& model, long created, c
 Json final_chunk(const std::string& id, const std::string& model, long created, const CallResult& result) {
   Json out = chunk(id, model, created, Json::object(), finish_reason(result));
   out["usage"] = usage(result);
+  out["x_timings"] = timings(result);
   return out;
 }
 

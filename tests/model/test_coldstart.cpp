@@ -188,6 +188,64 @@ TEST(PromptState, RestoredPromptGivesTheSameCallsWithoutRecomputing) {
   std::filesystem::remove(path);
 }
 
+// The prompt cache on disk: the first session with a tool set saves its prefix (the system
+// message with the tools, not the user's request); a later session (as a restarted server) with
+// the same tools and another request restores it, computes only the rest, and answers as a
+// session that computed everything; another tool set is a miss; the folder stays within its
+// bound, the least recently used file out first.
+TEST(PromptCache, KnownToolSetIsRestoredAcrossSessionsAndTheFolderStaysBounded) {
+  std::ifstream weather_file(SW_EXAMPLES "/weather_tools.json");
+  std::ifstream traffic_file(SW_EXAMPLES "/traffic_tools.json");
+  auto weather = sw::parse_tools(sw::Json::parse(weather_file));
+  auto traffic = sw::parse_tools(sw::Json::parse(traffic_file));
+  auto model = sw::Model::load({SW_TEST_MODEL});
+  const auto dir = std::filesystem::temp_directory_path() / "schemaweaver-test-prompt-cache";
+  std::filesystem::remove_all(dir);
+  const std::vector<sw::Message> paris{{"user", "What is the weather like in Paris?"}};
+  const std::vector<sw::Message> oslo{{"user", "Weather in Oslo in fahrenheit, please."}};
+  auto cached_session = [&](uint64_t max_bytes, const std::filesystem::path& folder) {
+    auto session = fresh_session(model);
+    session->use_prompt_cache(folder.string(), max_bytes);
+    return session;
+  };
+  auto files = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.path().extension() == ".swprompt";
+    return n;
+  };
+  auto only_file_bytes = [](const std::filesystem::path& folder) {
+    return std::filesystem::file_size(*std::filesystem::directory_iterator(folder));
+  };
+
+  sw::CallResult first = cached_session(1 << 30, dir)->call(paris, weather, {});
+  ASSERT_TRUE(first.error.empty()) << first.error;
+  const int prefix = first.stats.prompt_cache_stored_tokens;
+  EXPECT_GT(prefix, first.stats.prompt_tokens / 2);  // the tools' system message is most of it
+  EXPECT_LT(prefix, first.stats.prompt_tokens - 5);  // the request is not part of it
+  EXPECT_EQ(first.stats.prompt_restored_tokens, 0);
+  EXPECT_EQ(files(), 1u);
+
+  sw::CallResult restored = cached_session(1 << 30, dir)->call(oslo, weather, {});
+  sw::CallResult computed = fresh_call(model, oslo, weather, {});
+  EXPECT_EQ(restored.stats.prompt_restored_tokens, prefix);
+  EXPECT_EQ(restored.stats.prompt_reused_tokens, prefix);
+  EXPECT_EQ(restored.stats.prompt_cache_stored_tokens, 0);
+  EXPECT_TRUE(agree_where_decided(computed, restored));
+
+  // Another tool set is another prefix; a bound that holds one of the two files keeps the newest.
+  const std::vector<sw::Message> oakland{{"user", "Traffic from Oakland to San Jose at 17:30?"}};
+  const auto elsewhere = dir / "elsewhere";
+  cached_session(1 << 30, elsewhere)->call(oakland, traffic, {});
+  const uint64_t traffic_bytes = only_file_bytes(elsewhere);
+  std::filesystem::remove_all(elsewhere);
+  sw::CallResult other = cached_session(traffic_bytes + only_file_bytes(dir) / 2, dir)->call(oakland, traffic, {});
+  EXPECT_EQ(other.stats.prompt_restored_tokens, 0);
+  EXPECT_GT(other.stats.prompt_cache_stored_tokens, 0);
+  EXPECT_EQ(files(), 1u);
+  EXPECT_EQ(cached_session(1 << 30, dir)->call(paris, weather, {}).stats.prompt_restored_tokens, 0);  // evicted
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Streaming, UnreadableFileFailsClearly) {
   sw::ModelParams streamed{SW_TEST_DATA "/corrupt.gguf"};
   streamed.stream = true;

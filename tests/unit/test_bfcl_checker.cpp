@@ -141,4 +141,29 @@ TEST(BfclForms, CasesOfOtherFormsAreRefusedNamingTheCase) {
   }
 }
 
+// The function docs as OpenAI tools: python type names become JSON Schema's, at every depth.
+TEST(BfclOpenAiTools, PythonTypeNamesBecomeJsonSchemaTypes) {
+  const sw::Json functions = sw::Json::parse(R"([{"name": "f.g", "description": "d", "parameters": {
+      "type": "dict", "required": ["a"], "properties": {
+        "a": {"type": "float"}, "b": {"type": "tuple", "items": {"type": "dict", "properties": {"c": {"type": "any"}}}},
+        "d": {"type": "integer", "enum": [1, 2]}}}}])");
+  const sw::Json tools = sw::bfcl::openai_tools(functions);
+  ASSERT_EQ(tools.size(), 1u);
+  EXPECT_EQ(tools[0]["type"], "function");
+  const sw::Json& function = tools[0]["function"];
+  EXPECT_EQ(function["name"], "f.g");
+  EXPECT_EQ(function["description"], "d");
+  const sw::Json& parameters = function["parameters"];
+  EXPECT_EQ(parameters["type"], "object");
+  EXPECT_EQ(parameters["required"], sw::Json::parse(R"(["a"])"));
+  EXPECT_EQ(parameters["properties"]["a"]["type"], "number");
+  EXPECT_EQ(parameters["properties"]["b"]["type"], "array");
+  EXPECT_EQ(parameters["properties"]["b"]["items"]["type"], "object");
+  EXPECT_FALSE(parameters["properties"]["b"]["items"]["properties"]["c"].contains("type"));
+  EXPECT_EQ(parameters["properties"]["d"], sw::Json::parse(R"({"type": "integer", "enum": [1, 2]})"));
+  // Every sampled case's tools read as tools by the engine's own parser too.
+  for (const auto& c : sw::bfcl::sample_by_argument_count(all_cases(), 100, 1))
+    EXPECT_NO_THROW(sw::parse_tools(sw::bfcl::openai_tools(c.functions))) << c.id;
+}
+
 }  // namespace

@@ -158,9 +158,14 @@ bool Context::restore(const std::vector<llama_token>& tokens, const std::vector<
   return true;
 }
 
-int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {
+size_t Context::shared_prefix(const std::vector<llama_token>& tokens) const {
   size_t shared = 0;
-  while (shared < history_.size() && shared < prompt.size() && history_[shared] == prompt[shared]) ++shared;
+  while (shared < history_.size() && shared < tokens.size() && history_[shared] == tokens[shared]) ++shared;
+  return shared;
+}
+
+int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {
+  size_t shared = shared_prefix(prompt);
   if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
   for (llama_seq_id seq = 1; seq < sequences_; ++seq) drop(seq);  // branches an answer left behind
   if (!llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(shared), -1)) {

@@ -56,6 +56,8 @@ class Context {
   // context holds now (a repeated system prompt and tool list is not computed again). At least
   // the last token is recomputed, for its logits. Returns the number of tokens reused.
   int start_from(const std::vector<llama_token>& prompt, PassCounter& counter);
+  // How many tokens at the start of `tokens` sequence 0 holds already.
+  size_t shared_prefix(const std::vector<llama_token>& tokens) const;
   // Logits of the last token appended to sequence 0: vocab_size floats.
   const float* last_logits() const { return logits_after(history_.size()); }
   // Logits of the token at position `length - 1` of sequence 0; the last pass must have kept

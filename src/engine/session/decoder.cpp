@@ -156,6 +156,7 @@ void CallTracker::feed(const std::string& text) {
   size_t skipped = std::min(skip_, text.size());
   skip_ -= skipped;
   for (char c : text.substr(skipped)) {
+    if (depth_ > 0 || c == '{') object_ += c;
     if (in_string_) {
       if (escaped_) escaped_ = false;
       else if (c == '\\') escaped_ = true;
@@ -166,6 +167,8 @@ void CallTracker::feed(const std::string& text) {
       ++depth_;
     } else if (c == '}' && depth_ > 0 && --depth_ == 0) {
       closed_ms_.push_back(ms_since(origin_));
+      if (on_close_) on_close_(object_, closed_ms_.back());
+      object_.clear();
     }
   }
 }

@@ -59,12 +59,15 @@ using Clock = std::chrono::steady_clock;
 double ms_between(Clock::time_point from, Clock::time_point to);
 
 // Watches the text of an answer as it is decided and notes when each call's JSON object
-// closes: from then on that call can be executed.
+// closes: from then on that call can be executed. `on_close`, if set, gets each closed
+// object's text and the time.
 class CallTracker {
  public:
+  using OnClose = std::function<void(const std::string& object, double at_ms)>;
   explicit CallTracker(Clock::time_point origin) : origin_(origin) {}
   void feed(const std::string& text);
   void skip(size_t bytes) { skip_ += bytes; }  // the next bytes fed were seen already
+  void on_close(OnClose callback) { on_close_ = std::move(callback); }
   const std::vector<double>& closed_ms() const { return closed_ms_; }
   Clock::time_point origin() const { return origin_; }
 
@@ -73,6 +76,8 @@ class CallTracker {
   size_t skip_ = 0;
   int depth_ = 0;
   bool in_string_ = false, escaped_ = false;
+  std::string object_;  // the text of the object open now
+  OnClose on_close_;
   std::vector<double> closed_ms_;
 };
 

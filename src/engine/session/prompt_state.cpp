@@ -3,6 +3,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <thread>
+
+#include <unistd.h>
 
 #include "schemaweaver/tools.h"
 
@@ -44,12 +48,15 @@ std::string model_identity(const std::string& model_path) {
   std::error_code error;
   const auto size = fs::file_size(model_path, error);
   const auto modified = fs::last_write_time(model_path, error).time_since_epoch().count();
+  // The cells' layout is llama.cpp's: a state saved by another build is not restored.
   return fs::weakly_canonical(model_path, error).string() + " " + std::to_string(size) + " bytes, modified " +
-         std::to_string(modified);
+         std::to_string(modified) + ", " + SW_LLAMA_VERSION;
 }
 
 void write_prompt_state(const std::string& path, const PromptState& state) {
-  const std::string partial = path + ".partial";
+  // A name of this writer's own: processes sharing a folder may save the same state at once.
+  const std::string partial = path + ".partial-" + std::to_string(::getpid()) + "-" +
+                              std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     out.write(kMagic, sizeof(kMagic));

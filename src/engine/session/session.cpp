@@ -12,6 +12,7 @@
 #include "engine/session/decoder.h"
 #include "engine/session/drafter.h"
 #include "engine/session/opening.h"
+#include "engine/session/prompt_cache.h"
 #include "engine/session/prompt_state.h"
 #include "engine/session/weaver.h"
 #include "engine/toolset/tool_set.h"
@@ -85,6 +86,27 @@ std::string render(const LoadedModel& model, const std::vector<Message>& message
   out.resize(size_t(n));
   return out;
 }
+
+// How many of the prompt's tokens stay the same while the tools and the caller's system
+// message do: the rendering of the system message and a user turn holding only a marker, up to
+// the marker, tokenized, as far as it agrees with the prompt (a token may span the seam).
+size_t tool_prefix_length(const LoadedModel& model, const std::vector<Message>& messages,
+                          const ToolsMessage& tools_message, const std::vector<llama_token>& prompt) {
+  static const std::string kMarker = "SCHEMAWEAVERPREFIXEND";
+  std::vector<Message> probe;
+  if (!messages.empty() && messages.front().role == "system") probe.push_back(messages.front());
+  probe.push_back(Message{"user", kMarker});
+  const std::string text = render(model, probe, tools_message);
+  const size_t at = text.find(kMarker);
+  if (at == std::string::npos) return 0;
+  const std::vector<llama_token> tokens = model.tokenize(text.substr(0, at), true);
+  size_t shared = 0;
+  while (shared < tokens.size() && shared < prompt.size() && tokens[shared] == prompt[shared]) ++shared;
+  return shared;
+}
+
+// A prefix shorter than this is cheaper to compute than to read back.
+constexpr size_t kMinCachedPrefix = 32;
 
 }  // namespace
 
@@ -163,6 +185,7 @@ Json CallStats::to_json() const {
   for (const PhaseStats& p : phases)
     phase_list.push_back({{"name", p.name}, {"passes", p.passes}, {"tokens", p.tokens}, {"ms", p.ms}});
   return {{"prompt_tokens", prompt_tokens}, {"prompt_reused_tokens", prompt_reused_tokens},
+          {"prompt_restored_tokens", prompt_restored_tokens}, {"prompt_cache_stored_tokens", prompt_cache_stored_tokens},
           {"prompt_passes", prompt_passes}, {"prompt_ms", prompt_ms}, {"executable_ms", executable_ms},
           {"call_ms", call_ms}, {"call_passes", call_passes}, {"call_prefill_passes", call_prefill_passes},
           {"call_tokens", call_tokens}, {"sampled_tokens", sampled_tokens},
@@ -185,6 +208,8 @@ class SessionState {
   std::unique_ptr<Context> draft_context;
   double draft_pass_ms = 0;
   size_t prompt_length = 0;  // of the last call
+  std::optional<PromptCache> prompt_cache;  // tool-set prefixes on disk, if used
+  std::string model_identity;               // of the model file, for the prompt cache
 
   explicit SessionState(std::shared_ptr<const Model> m)
       : model(std::move(m)), context(loaded(*model), loaded(*model).params.context_size) {}
@@ -231,6 +256,7 @@ const CompiledToolSet& usable_tools(const CompiledToolSet& tools, const CallOpti
 struct Prepared {
   std::shared_ptr<const CompiledToolSet> chosen;  // the set of the tool the caller chose, if one
   const CompiledToolSet* tools = nullptr;
+  ToolsMessage tools_message;  // null without tools
   std::vector<llama_token> prompt;
 };
 
@@ -248,16 +274,74 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
     throw Error("given arguments are a SchemaWeaver option");
   if (options.draft_model && options.mode != DecodeMode::Speculative)
     throw Error("a draft model is an option of the speculative mode");
-  ToolsMessage message;
   if (!all_tools.tools().empty())
-    message = [&](const std::string& user_system) { return *all_tools.system_prompt(user_system); };
-  p.prompt = model.tokenize(render(model, messages, message), true);
+    p.tools_message = [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); };
+  p.prompt = model.tokenize(render(model, messages, p.tools_message), true);
   const int context_size = state.context.size();
   if (int(p.prompt.size()) + options.max_tokens > context_size)
     throw Error("the prompt has " + std::to_string(p.prompt.size()) + " tokens; with max_tokens " +
                 std::to_string(options.max_tokens) + " it exceeds the context of " + std::to_string(context_size) +
                 " tokens");
   return p;
+}
+
+// The final call events of the serial modes (SchemaWeaver emits its own): under a grammar a
+// call fits its schema once its JSON object closes, so it is announced then; free output only
+// when the whole answer has parsed and passed the schema check.
+class SerialCallEvents {
+ public:
+  SerialCallEvents(const CallOptions& options, std::vector<CallEvent>& events) : options_(options), events_(events) {}
+
+  void closed(const std::string& object, double at_ms) {
+    const Json value = Json::parse(object, nullptr, false);
+    if (!value.is_object() || !value.contains("name") || !value["name"].is_string() || !value.contains("arguments") ||
+        !value["arguments"].is_object())
+      return;
+    announce({value["name"].get<std::string>(), value["arguments"]}, at_ms);
+  }
+  // The calls of a valid answer that no event announced yet.
+  void rest(const std::vector<ToolCall>& calls, double at_ms) {
+    for (size_t i = finals(); i < calls.size(); ++i) announce(calls[i], at_ms);
+  }
+
+ private:
+  size_t finals() const {
+    return size_t(std::count_if(events_.begin(), events_.end(),
+                                [](const CallEvent& e) { return e.kind == CallEvent::Kind::Final; }));
+  }
+  void announce(ToolCall call, double at_ms) {
+    CallEvent event;
+    event.index = int(finals());
+    event.call = std::move(call);
+    event.at_ms = at_ms;
+    events_.push_back(std::move(event));
+    if (options_.on_call) options_.on_call(events_.back());
+  }
+
+  const CallOptions& options_;
+  std::vector<CallEvent>& events_;
+};
+
+// With a prompt cache: restores the call's tool-set prefix from disk when the KV cache lacks
+// it. Returns the prefix when the disk lacks it too (save_tool_prefix keeps it once computed).
+std::vector<llama_token> restore_tool_prefix(SessionState& state, const std::vector<Message>& messages,
+                                             const Prepared& prepared, CallStats& stats) {
+  if (!state.prompt_cache || !prepared.tools_message) return {};
+  const std::vector<llama_token>& prompt = prepared.prompt;
+  const size_t length = tool_prefix_length(loaded(*state.model), messages, prepared.tools_message, prompt);
+  if (length < kMinCachedPrefix || state.context.shared_prefix(prompt) >= length) return {};
+  std::vector<llama_token> prefix(prompt.begin(), prompt.begin() + long(length));
+  std::optional<PromptState> saved = state.prompt_cache->find(state.model_identity, prefix);
+  if (!saved || !state.context.restore(saved->tokens, saved->cells)) return prefix;
+  stats.prompt_restored_tokens = int(length);
+  return {};
+}
+
+void save_tool_prefix(SessionState& state, std::vector<llama_token> prefix, CallStats& stats) {
+  if (prefix.empty()) return;
+  const size_t length = prefix.size();
+  state.prompt_cache->store(PromptState{state.model_identity, std::move(prefix), state.context.save(length)});
+  stats.prompt_cache_stored_tokens = int(length);
 }
 
 }  // namespace
@@ -288,6 +372,11 @@ void Session::save_prompt_state(const std::string& path) {
   state.tokens.assign(context.history().begin(), context.history().begin() + long(length));
   state.cells = context.save(length);
   write_prompt_state(path, state);
+}
+
+void Session::use_prompt_cache(const std::string& dir, uint64_t max_bytes) {
+  state_->prompt_cache.emplace(dir, max_bytes);
+  state_->model_identity = model_identity(loaded(*state_->model).params.path);
 }
 
 int Session::restore_prompt_state(const std::string& path) {
@@ -329,6 +418,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   CallStats& s = result.stats;
   PassCounter prompt_passes;
   auto started = Clock::now();
+  std::vector<llama_token> uncached_prefix = restore_tool_prefix(*state_, messages, prepared, s);
   int reused = context.start_from(prompt, prompt_passes);
   state_->prompt_length = prompt.size();
   // A draft model reads the prompt too, before the answer starts.
@@ -336,6 +426,9 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   if (options.draft_model) state_->draft_context->start_from(prompt, draft_passes);
   auto prefilled = Clock::now();
   CallTracker tracker(prefilled);
+  SerialCallEvents serial_events(options, s.events);
+  if (!weaving && options.mode != DecodeMode::Free)
+    tracker.on_close([&](const std::string& object, double at_ms) { serial_events.closed(object, at_ms); });
   GenerationResult generated;
   std::string failure;
   // Under auto the answer begins freely; a beginning of a call is thrown away and the call
@@ -382,6 +475,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
     s.phases.push_back({"decode", generated.passes.passes, generated.passes.tokens, ms_between(prefilled, Clock::now())});
   }
   auto finished = Clock::now();
+  save_tool_prefix(*state_, std::move(uncached_prefix), s);
 
   s.decisions = std::move(generated.decisions);
   if (opening) s.decisions.insert(s.decisions.begin(), *opening);
@@ -416,6 +510,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
     result.error = std::string(e.what()) +
                    (generated.hit_token_limit && failure.empty() ? " (stopped at max_tokens)" : "");
   }
+  if (result.error.empty()) serial_events.rest(result.calls, s.call_ms);
   return result;
 }
 

@@ -1,0 +1,493 @@
+#!/usr/bin/env python3
+"""Against what users run today: the BFCL sample through llama.cpp's own server (llama-server,
+built by `scripts/setup.sh --peers` from the same sdist) and through `schemaweaver serve`, the
+same model file, threads, context and greedy sampling, end to end over HTTP with the official
+openai client.
+
+    $SCHEMAWEAVER_CACHE/venv/bin/python bench/peers.py --model M.gguf [--sample 100] [--out DIR]
+        [--parts bfcl,restart,agent]
+
+Parts:
+  bfcl     per case and server: the case's first request (its tool set new to the server) streamed
+           in the server's first setting - (a) in the issue's words -, then every setting streamed
+           again with the tool set's prefix cached (b). Correctness by BFCL's checker
+           (`schemaweaver bfcl-cases --check`) on the calls each server returned (no call: wrong);
+           every returned call also validated with the jsonschema package against its tool.
+  restart  `schemaweaver serve` sees some tool sets, is restarted, and answers them again: the
+           first request after the restart (prefix read from the prompt cache on disk) against
+           the same request once warm.
+  agent    a three-turn task (a call, the MCP time server's result, the answer) per server (c).
+
+Times: sent -> first executable call (the first call whose arguments are complete JSON) and
+sent -> response complete; the servers' own timings split prefill from decoding. Results are
+JSON lines and Markdown under --out, resumable per part.
+"""
+import argparse
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jsonschema
+import openai
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import CACHE, CATEGORIES, CLI, geomean, log, machine, svg_stacked, table  # noqa: E402
+from serve_harness import free_port  # noqa: E402
+
+LLAMA_SERVER = Path(os.environ.get("LLAMA_SERVER", "")) if os.environ.get("LLAMA_SERVER") else None
+MAX_TOKENS = 256
+
+
+def llama_server_path():
+    if LLAMA_SERVER:
+        return LLAMA_SERVER
+    found = sorted((CACHE / "llama.cpp").glob("*-server/bin/llama-server"))
+    if not found:
+        sys.exit("peers.py: no llama-server; run scripts/setup.sh --peers")
+    return found[0]
+
+
+# ------------------------------------------------------------------ servers and their settings
+
+def call_schema(tools, parallel):
+    """The JSON Schema of a call (or a list of calls) to one of `tools`: llama-server's
+    response_format route, which makes its grammar from it."""
+    one = {"anyOf": [{"type": "object", "properties": {"name": {"const": t["function"]["name"]},
+                                                        "arguments": t["function"]["parameters"]},
+                      "required": ["name", "arguments"]} for t in tools]}
+    return {"type": "array", "items": one, "minItems": 1} if parallel else one
+
+
+def llama_settings(case):
+    parallel = case["expected_calls"] > 1
+    schema = call_schema(case["tools"], parallel)
+    return [("auto", {"tool_choice": "auto"}),
+            ("required", {"tool_choice": "required"}),
+            ("json_schema", {"response_format": {"type": "json_schema",
+                                                 "json_schema": {"name": "tool_call", "schema": schema}}})]
+
+
+def our_settings(case):
+    return [(mode, {"tool_choice": "required", "extra_body": {"x_decoding_mode": mode}})
+            for mode in ("schemaweaver", "jump-forward", "constrained")] + \
+           [("schemaweaver, auto", {"tool_choice": "auto", "extra_body": {"x_decoding_mode": "schemaweaver"}})]
+
+
+class Server:
+    """A server process on a free loopback port, stopped on exit."""
+
+    def __init__(self, name, command, port, log_path):
+        self.name, self.port = name, port
+        self.log = open(log_path, "a")
+        self.process = subprocess.Popen([str(c) for c in command], stdout=self.log, stderr=self.log)
+        self.client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", timeout=600,
+                                    max_retries=0)
+        deadline = time.time() + 300
+        while True:
+            try:
+                self.client.models.list()
+                break
+            except openai.APIError:
+                if self.process.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"{name} did not start (see {log_path})")
+                time.sleep(0.5)
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+def start_server(name, model, args, log_path, prompt_cache=None):
+    port = free_port()
+    if name == "llama-server":
+        command = [llama_server_path(), "-m", model, "--host", "127.0.0.1", "--port", port, "-t", args.threads,
+                   "-c", args.ctx, "-np", 1, "--jinja", "--no-webui"]
+    else:
+        command = [CLI, "serve", "-m", model, "--port", port, "-t", args.threads, "-c", args.ctx, "--slots", 1,
+                   "--timeout", 600] + (["--prompt-cache-dir", prompt_cache] if prompt_cache else ["--no-prompt-cache"])
+    return Server(name, command, port, log_path)
+
+
+# ------------------------------------------------------------------ one request, streamed
+
+def complete_json(text):
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        return False
+
+
+def ask(server, messages, tools, setting, parallel):
+    """Streams one request; returns what came back and when."""
+    options = dict(setting)
+    extra = options.pop("extra_body", {})
+    request = dict(model="m", messages=messages, tools=tools, temperature=0, max_tokens=MAX_TOKENS, stream=True,
+                   parallel_tool_calls=parallel, extra_body=extra, **options)
+    calls, content, finish, timings, error = {}, "", None, {}, None
+    first_call_ms = None
+    start = time.perf_counter()
+    try:
+        for chunk in server.client.chat.completions.create(**request):
+            extra_fields = chunk.model_extra or {}
+            timings = extra_fields.get("timings") or extra_fields.get("x_timings") or timings
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            finish = choice.finish_reason or finish
+            delta = choice.delta
+            for tc in delta.tool_calls or []:
+                c = calls.setdefault(tc.index, {"name": "", "arguments": ""})
+                if tc.function and tc.function.name:
+                    c["name"] += tc.function.name
+                if tc.function and tc.function.arguments:
+                    c["arguments"] += tc.function.arguments
+                if first_call_ms is None and c["name"] and complete_json(c["arguments"]):
+                    first_call_ms = (time.perf_counter() - start) * 1000
+            if delta.content:
+                content += delta.content
+                if first_call_ms is None and "response_format" in options and complete_json(content):
+                    first_call_ms = (time.perf_counter() - start) * 1000
+    except (openai.APIError, openai.APIConnectionError) as e:
+        error = f"{type(e).__name__}: {e}"
+    complete_ms = (time.perf_counter() - start) * 1000
+    found = [calls[i] for i in sorted(calls)]
+    if "response_format" in options and not found and content:
+        found = calls_from_content(content)
+    return {"calls": found, "content": content, "finish_reason": finish, "error": error, "timings": timings,
+            "first_call_ms": first_call_ms, "complete_ms": complete_ms}
+
+
+def calls_from_content(content):
+    """The calls of a response_format answer: {"name", "arguments"} or a list of them."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [{"name": v["name"], "arguments": json.dumps(v["arguments"])} for v in items
+            if isinstance(v, dict) and isinstance(v.get("name"), str) and isinstance(v.get("arguments"), dict)]
+
+
+def split_times(server_name, result):
+    """(prefill ms, decoding ms) by the server's own timings."""
+    t = result["timings"] or {}
+    if server_name == "llama-server":
+        return t.get("prompt_ms", 0.0), t.get("predicted_ms", 0.0)
+    return t.get("prompt_ms", 0.0), t.get("answer_ms", 0.0)
+
+
+# ------------------------------------------------------------------ part: bfcl
+
+def read_jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()] if Path(path).exists() else []
+
+
+def sampled_requests(args, out):
+    """The sample's cases as OpenAI requests (`schemaweaver bfcl-cases`), written once."""
+    requests = out / "requests.jsonl"
+    if not requests.exists():
+        subprocess.run([str(CLI), "bfcl-cases", "--data", str(CACHE / "data" / "bfcl"), "--categories", CATEGORIES,
+                        "--sample", str(args.sample), "--seed", "1", "--requests", str(requests)], check=True)
+    return read_jsonl(requests)
+
+
+def part_bfcl(args, model, out):
+    cases = sampled_requests(args, out)
+    lines_path = out / "bfcl.jsonl"
+    done = {(l["id"], l["server"]) for l in read_jsonl(lines_path) if l["phase"] == "warm"}
+    for server_name, settings_of in (("llama-server", llama_settings), ("schemaweaver", our_settings)):
+        todo = [c for c in cases if (c["id"], server_name) not in done]
+        if not todo:
+            continue
+        with tempfile.TemporaryDirectory() as prompt_cache:
+            server = start_server(server_name, model, args, out / f"{server_name}.log", prompt_cache)
+            try:
+                with open(lines_path, "a") as sink:
+                    for n, case in enumerate(todo, 1):
+                        parallel = case["expected_calls"] > 1
+                        settings = settings_of(case)
+                        rows = [("cold",) + settings[0]] + [("warm",) + s for s in settings]
+                        for phase, setting_name, setting in rows:
+                            result = ask(server, case["messages"], case["tools"], setting, parallel)
+                            result.update(id=case["id"], category=case["category"], server=server_name,
+                                          setting=setting_name, phase=phase)
+                            sink.write(json.dumps(result) + "\n")
+                            sink.flush()
+                        log(f"{server_name} {n}/{len(todo)} {case['id']}")
+            finally:
+                server.stop()
+    return grade(cases, read_jsonl(lines_path), out)
+
+
+def grade(cases, lines, out):
+    """Per server and setting: BFCL verdicts (the project's checker), jsonschema validity, times."""
+    tools_of = {c["id"]: {t["function"]["name"]: t["function"]["parameters"] for t in c["tools"]} for c in cases}
+    groups = {}
+    for line in lines:
+        groups.setdefault((line["server"], line["setting"], line["phase"]), []).append(line)
+    summary = []
+    for (server, setting, phase), group in sorted(groups.items()):
+        calls_path = out / f"calls-{server}-{setting.replace(', ', '-')}-{phase}.jsonl"
+        calls_path.write_text("".join(json.dumps({"id": l["id"], "calls": l["calls"], "error": l["error"]}) + "\n"
+                                      for l in group))
+        checked = subprocess.run([str(CLI), "bfcl-cases", "--data", str(CACHE / "data" / "bfcl"), "--categories",
+                                  CATEGORIES, "--sample", str(len(cases)), "--seed", "1", "--check", str(calls_path)],
+                                 check=True, capture_output=True, text=True).stdout
+        verdicts = {v["id"]: v["valid"] for v in map(json.loads, checked.splitlines())}
+        returned = valid_schema = 0
+        for l in group:
+            for call in l["calls"]:
+                returned += 1
+                valid_schema += schema_valid(tools_of[l["id"]], call)
+        prefill, decoding = zip(*(split_times(server, l) for l in group))
+        first = [l["first_call_ms"] for l in group if l["first_call_ms"] is not None]
+        summary.append({"server": server, "setting": setting, "phase": phase, "cases": len(group),
+                        "correct": sum(verdicts.values()), "with_calls": sum(bool(l["calls"]) for l in group),
+                        "calls": returned, "schema_valid_calls": valid_schema,
+                        "first_call_geomean_ms": geomean(first) if first else None,
+                        "complete_geomean_ms": geomean([l["complete_ms"] for l in group]),
+                        "prefill_mean_ms": sum(prefill) / len(group), "decoding_mean_ms": sum(decoding) / len(group),
+                        "complete_mean_ms": sum(l["complete_ms"] for l in group) / len(group),
+                        "cut_at_max_tokens": sum(l["finish_reason"] == "length" for l in group),
+                        "errors": sum(l["error"] is not None for l in group)})
+    (out / "bfcl-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def schema_valid(tools, call):
+    schema = tools.get(call["name"])
+    if schema is None:
+        return False
+    try:
+        arguments = json.loads(call["arguments"]) if isinstance(call["arguments"], str) else call["arguments"]
+        jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)\
+            .validate(arguments)
+        return True
+    except (ValueError, jsonschema.ValidationError, jsonschema.SchemaError):
+        return False
+
+
+# ------------------------------------------------------------------ part: restart
+
+def part_restart(args, model, out):
+    path = out / "restart.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    cases = sampled_requests(args, out)[:args.restart_cases]
+    setting = our_settings(None)[0][1]
+    rows = []
+    with tempfile.TemporaryDirectory() as prompt_cache:
+        server = start_server("schemaweaver", model, args, out / "restart.log", prompt_cache)
+        try:
+            for case in cases:  # each tool set computed once and saved
+                ask(server, case["messages"], case["tools"], setting, case["expected_calls"] > 1)
+        finally:
+            server.stop()
+        server = start_server("schemaweaver", model, args, out / "restart.log", prompt_cache)
+        try:
+            for case in cases:
+                parallel = case["expected_calls"] > 1
+                after = ask(server, case["messages"], case["tools"], setting, parallel)
+                # The same request warm: the slot holds the tool set's prefix (left by another
+                # question), and the question is computed as after the restart.
+                ask(server, [{"role": "user", "content": "Hello."}], case["tools"], setting, parallel)
+                warm = ask(server, case["messages"], case["tools"], setting, parallel)
+                rows.append({"id": case["id"], "after_restart": after, "warm": warm})
+        finally:
+            server.stop()
+    result = {"cases": len(rows),
+              "restored_tokens_mean": sum(r["after_restart"]["timings"].get("prompt_restored_tokens", 0)
+                                          for r in rows) / max(len(rows), 1),
+              "first_call_after_restart_geomean_ms": geomean([r["after_restart"]["first_call_ms"] or
+                                                              r["after_restart"]["complete_ms"] for r in rows]),
+              "first_call_warm_geomean_ms": geomean([r["warm"]["first_call_ms"] or r["warm"]["complete_ms"]
+                                                     for r in rows]),
+              "rows": rows}
+    result["ratio"] = result["first_call_after_restart_geomean_ms"] / result["first_call_warm_geomean_ms"]
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+# ------------------------------------------------------------------ part: agent
+
+class McpTimeServer:
+    """The MCP time server over stdio: tools/list and tools/call, JSON-RPC by hand."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([str(CACHE / "venv" / "bin" / "mcp-server-time"), "--local-timezone", "UTC"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)
+        self.next_id = 1
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "peers", "version": "1"}})
+        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        self.process.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                                             "params": params}) + "\n")
+        self.process.stdin.flush()
+        while True:
+            ready, _, _ = select.select([self.process.stdout], [], [], 30)
+            if not ready:
+                raise RuntimeError("the MCP time server did not answer")
+            message = json.loads(self.process.stdout.readline())
+            if message.get("id") == self.next_id:
+                return message.get("result", {})
+
+    def tools(self):
+        return [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                                  "parameters": t["inputSchema"]}}
+                for t in self.request("tools/list", {})["tools"]]
+
+    def call(self, name, arguments):
+        result = self.request("tools/call", {"name": name, "arguments": arguments})
+        return "\n".join(c.get("text", "") for c in result.get("content", []))
+
+    def stop(self):
+        self.process.kill()
+
+
+AGENT_TASKS = ["What time is it in Tokyo right now?",
+               "It is 09:30 in London. What time is it then in New York?",
+               "What is the current time in Sydney, Australia?"]
+
+
+def part_agent(args, model, out):
+    path = out / "agent.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    mcp = McpTimeServer()
+    tools = mcp.tools()
+    runs = []
+    try:
+        for server_name, first_setting in (("llama-server", llama_settings({"expected_calls": 1, "tools": tools})[0]),
+                                           ("schemaweaver", ("schemaweaver, auto", {
+                                               "tool_choice": "auto", "extra_body": {"x_decoding_mode": "schemaweaver"}}))):
+            server = start_server(server_name, model, args, out / f"agent-{server_name}.log")
+            try:
+                ask(server, [{"role": "user", "content": AGENT_TASKS[0]}], tools, first_setting[1], False)  # warm-up
+                for task in AGENT_TASKS:
+                    runs.append(dict(run_agent_task(server, mcp, tools, task, first_setting[1]), server=server_name,
+                                     setting=first_setting[0], task=task))
+            finally:
+                server.stop()
+    finally:
+        mcp.stop()
+    result = {"runs": runs}
+    for server_name in ("llama-server", "schemaweaver"):
+        mine = [r for r in runs if r["server"] == server_name]
+        result[server_name] = {"tasks": len(mine), "completed": sum(r["completed"] for r in mine),
+                               "task_geomean_ms": geomean([r["task_ms"] for r in mine])}
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def run_agent_task(server, mcp, tools, task, setting):
+    """Call, the tool's result, the answer in text: the whole task's time."""
+    messages = [{"role": "user", "content": task}]
+    start = time.perf_counter()
+    first = ask(server, messages, tools, setting, False)
+    if not first["calls"]:
+        return {"completed": False, "task_ms": (time.perf_counter() - start) * 1000, "why": "no call",
+                "content": first["content"][:300], "error": first["error"]}
+    call = first["calls"][0]
+    try:
+        result = mcp.call(call["name"], json.loads(call["arguments"]))
+    except (ValueError, RuntimeError) as e:
+        result = f"error: {e}"
+    messages += [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": result}]
+    answer_setting = {k: v for k, v in setting.items() if k != "response_format"}
+    answer_setting["tool_choice"] = "none"
+    final = ask(server, messages, tools, answer_setting, False)
+    return {"completed": bool(final["content"]) and not final["error"], "task_ms": (time.perf_counter() - start) * 1000,
+            "call": call, "tool_result": result[:300], "answer": final["content"][:300], "error": final["error"]}
+
+
+# ------------------------------------------------------------------ report
+
+def report(args, model, out, summary, restart, agent):
+    lines = [f"# Against llama-server: {model.stem}\n",
+             f"{machine()['cpu']}, {args.threads} threads, context {args.ctx}, one slot each, greedy, "
+             f"max_tokens {MAX_TOKENS}; BFCL v4 sample of {args.sample} (seed 1). "
+             f"`{' '.join(sys.argv)}`\n"]
+    if summary:
+        rows = []
+        for s in summary:
+            rows.append([s["server"], s["setting"], s["phase"], f"{s['correct']}/{s['cases']}",
+                         f"{s['with_calls']}/{s['cases']}", f"{s['schema_valid_calls']}/{s['calls']}",
+                         f"{s['first_call_geomean_ms']:.0f}" if s["first_call_geomean_ms"] else "-",
+                         f"{s['complete_geomean_ms']:.0f}", f"{s['prefill_mean_ms']:.0f}", f"{s['decoding_mean_ms']:.0f}",
+                         s["cut_at_max_tokens"], s["errors"]])
+        lines.append(table(["server", "setting", "prefix", "correct (BFCL checker)", "answered with calls",
+                            "calls valid (jsonschema)", "sent -> first executable call, geomean (ms)",
+                            "sent -> complete, geomean (ms)", "prefill mean (ms)", "decoding mean (ms)",
+                            "cut at max_tokens", "errors"], rows))
+    if restart:
+        lines.append(f"\nRestart: {restart['cases']} tool sets; first request after a restart "
+                     f"{restart['first_call_after_restart_geomean_ms']:.0f} ms to the first call (geomean; "
+                     f"{restart['restored_tokens_mean']:.0f} prompt tokens restored from disk on average), the same "
+                     f"request warm {restart['first_call_warm_geomean_ms']:.0f} ms: {restart['ratio']:.2f}x.\n")
+    if agent:
+        lines.append("\nThree-turn task with the MCP time server (call, result, answer):\n")
+        lines.append(table(["server", "tasks completed", "whole task, geomean (ms)"],
+                           [[s, f"{agent[s]['completed']}/{agent[s]['tasks']}", f"{agent[s]['task_geomean_ms']:.0f}"]
+                            for s in ("llama-server", "schemaweaver")]))
+    if summary:
+        lines.append(f"\n![where the time goes]({time_figure(summary, out, model.stem).name})\n")
+    (out / "peers.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+def time_figure(summary, out, title):
+    """Stacked bars: the mean request split into prefill, decoding and the rest, for each
+    server's first setting with a new tool set and each setting with the prefix cached."""
+    bars, layers = [], {"prompt prefill": [], "call decoding": [], "the rest (HTTP, parsing, waiting)": []}
+    for s in summary:
+        if s["phase"] == "cold" or s["setting"] in ("auto", "required", "json_schema", "schemaweaver"):
+            bars.append(f"{'llama' if s['server'] == 'llama-server' else 'sw'} {s['setting']}"
+                        f"{' (new)' if s['phase'] == 'cold' else ''}")
+            layers["prompt prefill"].append(s["prefill_mean_ms"])
+            layers["call decoding"].append(s["decoding_mean_ms"])
+            layers["the rest (HTTP, parsing, waiting)"].append(
+                max(s["complete_mean_ms"] - s["prefill_mean_ms"] - s["decoding_mean_ms"], 0.0))
+    path = out / "time.svg"
+    svg_stacked(f"Where a request's time goes: {title}", bars, list(layers), layers, "ms (mean per request)", path)
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, type=Path)
+    parser.add_argument("--sample", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--ctx", type=int, default=4096)
+    parser.add_argument("--restart-cases", type=int, default=10)
+    parser.add_argument("--parts", default="bfcl,restart,agent")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    out = args.out / args.model.stem
+    out.mkdir(parents=True, exist_ok=True)
+    parts = args.parts.split(",")
+    summary = part_bfcl(args, args.model, out) if "bfcl" in parts else None
+    restart = part_restart(args, args.model, out) if "restart" in parts else None
+    agent = part_agent(args, args.model, out) if "agent" in parts else None
+    report(args, args.model, out, summary, restart, agent)
+
+
+if __name__ == "__main__":
+    main()
