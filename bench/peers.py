@@ -164,8 +164,10 @@ def ask(server, messages, tools, setting, parallel):
     found = [calls[i] for i in sorted(calls)]
     if "response_format" in options and not found and content:
         found = calls_from_content(content)
-    return {"calls": found, "content": content, "finish_reason": finish, "error": error, "timings": timings,
-            "first_call_ms": first_call_ms, "complete_ms": complete_ms}
+    # A response that ends in an error returned no calls, whatever it streamed before.
+    return {"calls": [] if error else found, "streamed_before_error": found if error else [], "content": content,
+            "finish_reason": finish, "error": error, "timings": timings,
+            "first_call_ms": None if error else first_call_ms, "complete_ms": complete_ms}
 
 
 def calls_from_content(content):
@@ -203,31 +205,45 @@ def sampled_requests(args, out):
 
 
 def part_bfcl(args, model, out):
+    """Both servers run side by side (each idle while the other answers), case by case, so that
+    a slower stretch of the machine falls on both."""
     cases = sampled_requests(args, out)
     lines_path = out / "bfcl.jsonl"
-    done = {(l["id"], l["server"]) for l in read_jsonl(lines_path) if l["phase"] == "warm"}
-    for server_name, settings_of in (("llama-server", llama_settings), ("schemaweaver", our_settings)):
-        todo = [c for c in cases if (c["id"], server_name) not in done]
-        if not todo:
-            continue
+    done = {l["id"] for l in read_jsonl(lines_path) if l["server"] == "schemaweaver" and l["phase"] == "warm"}
+    todo = [c for c in cases if c["id"] not in done]
+    if todo:
         with tempfile.TemporaryDirectory() as prompt_cache:
-            server = start_server(server_name, model, args, out / f"{server_name}.log", prompt_cache)
+            servers = [start_server("llama-server", model, args, out / "llama-server.log"),
+                       start_server("schemaweaver", model, args, out / "schemaweaver.log", prompt_cache)]
             try:
                 with open(lines_path, "a") as sink:
                     for n, case in enumerate(todo, 1):
-                        parallel = case["expected_calls"] > 1
-                        settings = settings_of(case)
-                        rows = [("cold",) + settings[0]] + [("warm",) + s for s in settings]
-                        for phase, setting_name, setting in rows:
-                            result = ask(server, case["messages"], case["tools"], setting, parallel)
-                            result.update(id=case["id"], category=case["category"], server=server_name,
-                                          setting=setting_name, phase=phase)
-                            sink.write(json.dumps(result) + "\n")
-                            sink.flush()
-                        log(f"{server_name} {n}/{len(todo)} {case['id']}")
+                        # Written whole: a case interrupted halfway is run again.
+                        position = cases.index(case)
+                        lines = [line for server in servers for line in run_case(server, case, position, args)]
+                        sink.write("".join(json.dumps(line) + "\n" for line in lines))
+                        sink.flush()
+                        log(f"{n}/{len(todo)} {case['id']}")
             finally:
-                server.stop()
+                for server in servers:
+                    server.stop()
     return grade(cases, read_jsonl(lines_path), out)
+
+
+def run_case(server, case, position, args):
+    """The case's first request (a tool set new to the server) in the server's first setting,
+    then each setting with the prefix cached. llama-server's `required` runs to max_tokens
+    without a call on every model tried, at several seconds a case: it runs on the first
+    --required-cases cases only."""
+    parallel = case["expected_calls"] > 1
+    settings = (llama_settings if server.name == "llama-server" else our_settings)(case)
+    if position >= args.required_cases:
+        settings = [s for s in settings if not (server.name == "llama-server" and s[0] == "required")]
+    for phase, (setting_name, setting) in [("cold", settings[0])] + [("warm", s) for s in settings]:
+        result = ask(server, case["messages"], case["tools"], setting, parallel)
+        result.update(id=case["id"], category=case["category"], server=server.name, setting=setting_name,
+                      phase=phase)
+        yield result
 
 
 def grade(cases, lines, out):
@@ -373,9 +389,10 @@ def part_agent(args, model, out):
     tools = mcp.tools()
     runs = []
     try:
-        for server_name, first_setting in (("llama-server", llama_settings({"expected_calls": 1, "tools": tools})[0]),
-                                           ("schemaweaver", ("schemaweaver, auto", {
-                                               "tool_choice": "auto", "extra_body": {"x_decoding_mode": "schemaweaver"}}))):
+        # The first turn in the setting that makes each server call (llama-server: its JSON
+        # Schema route; here: schemaweaver, required), the answer in text.
+        for server_name, first_setting in (("llama-server", llama_settings({"expected_calls": 1, "tools": tools})[2]),
+                                           ("schemaweaver", our_settings(None)[0])):
             server = start_server(server_name, model, args, out / f"agent-{server_name}.log")
             try:
                 ask(server, [{"role": "user", "content": AGENT_TASKS[0]}], tools, first_setting[1], False)  # warm-up
@@ -395,27 +412,32 @@ def part_agent(args, model, out):
     return result
 
 
-def run_agent_task(server, mcp, tools, task, setting):
-    """Call, the tool's result, the answer in text: the whole task's time."""
+def run_agent_task(server, mcp, tools, task, setting, rounds=3):
+    """Calls and their results until the model answers in text (tool_choice auto after the first
+    turn), at most `rounds` calls: the whole task's time. Completed when the answer is text that
+    is not a call written out (a fenced or bare JSON call counts as not answered)."""
     messages = [{"role": "user", "content": task}]
     start = time.perf_counter()
-    first = ask(server, messages, tools, setting, False)
-    if not first["calls"]:
-        return {"completed": False, "task_ms": (time.perf_counter() - start) * 1000, "why": "no call",
-                "content": first["content"][:300], "error": first["error"]}
-    call = first["calls"][0]
-    try:
-        result = mcp.call(call["name"], json.loads(call["arguments"]))
-    except (ValueError, RuntimeError) as e:
-        result = f"error: {e}"
-    messages += [{"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": result}]
-    answer_setting = {k: v for k, v in setting.items() if k != "response_format"}
-    answer_setting["tool_choice"] = "none"
-    final = ask(server, messages, tools, answer_setting, False)
-    return {"completed": bool(final["content"]) and not final["error"], "task_ms": (time.perf_counter() - start) * 1000,
-            "call": call, "tool_result": result[:300], "answer": final["content"][:300], "error": final["error"]}
+    steps = []
+    later = {k: v for k, v in setting.items() if k != "response_format"}
+    later["tool_choice"] = "auto"
+    for round_number in range(rounds + 1):
+        reply = ask(server, messages, tools, setting if round_number == 0 else later, False)
+        if not reply["calls"] or round_number == rounds:
+            answer = reply["content"]
+            completed = bool(answer.strip()) and not reply["error"] and '"arguments"' not in answer
+            return {"completed": completed, "task_ms": (time.perf_counter() - start) * 1000, "steps": steps,
+                    "answer": answer[:300], "error": reply["error"]}
+        call = reply["calls"][0]
+        try:
+            result = mcp.call(call["name"], json.loads(call["arguments"]))
+        except (ValueError, RuntimeError) as e:
+            result = f"error: {e}"
+        steps.append({"call": call, "result": result[:200]})
+        call_id = f"call_{round_number}"
+        messages += [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}]},
+            {"role": "tool", "tool_call_id": call_id, "content": result}]
 
 
 # ------------------------------------------------------------------ report
@@ -444,9 +466,10 @@ def report(args, model, out, summary, restart, agent):
                      f"request warm {restart['first_call_warm_geomean_ms']:.0f} ms: {restart['ratio']:.2f}x.\n")
     if agent:
         lines.append("\nThree-turn task with the MCP time server (call, result, answer):\n")
-        lines.append(table(["server", "tasks completed", "whole task, geomean (ms)"],
-                           [[s, f"{agent[s]['completed']}/{agent[s]['tasks']}", f"{agent[s]['task_geomean_ms']:.0f}"]
-                            for s in ("llama-server", "schemaweaver")]))
+        setting = {r["server"]: r["setting"] for r in agent["runs"]}
+        lines.append(table(["server", "first turn's setting", "tasks completed", "whole task, geomean (ms)"],
+                           [[s, setting.get(s, "-"), f"{agent[s]['completed']}/{agent[s]['tasks']}",
+                             f"{agent[s]['task_geomean_ms']:.0f}"] for s in ("llama-server", "schemaweaver")]))
     if summary:
         lines.append(f"\n![where the time goes]({time_figure(summary, out, model.stem).name})\n")
     (out / "peers.md").write_text("\n".join(lines))
@@ -477,6 +500,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ctx", type=int, default=4096)
     parser.add_argument("--restart-cases", type=int, default=10)
+    parser.add_argument("--required-cases", type=int, default=20,
+                        help="cases on which llama-server's tool_choice required is tried")
     parser.add_argument("--parts", default="bfcl,restart,agent")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()

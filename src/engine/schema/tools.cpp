@@ -140,11 +140,25 @@ void check_value_keywords(const Schema& schema, const Where& where) {
 }
 
 // Reads the schemas of one tool's parameters. References ("$ref": "#/$defs/X") point into the
-// parameters schema and are read in place; one met again inside itself (a recursive schema)
-// is refused, as is a tool whose references unfold into too many schemas.
+// parameters schema and are read in place; one met again inside itself (a recursive schema) is
+// unfolded kRecursionDepth times, and beyond that admits no value: an optional property holding
+// it is left out, an array of it is empty, an alternative of it dropped, and a schema that needs
+// it admits no value either (refused at the top). A tool whose references unfold into too many
+// schemas is refused.
 class SchemaReader {
  public:
+  static constexpr int kRecursionDepth = 3;
+
   explicit SchemaReader(const Json& root) : root_(root) {}
+
+  // A schema no value matches, marked by "not": {}, which read() refuses as a keyword: only
+  // the reader makes it, and it never leaves the reader.
+  static Schema never() {
+    Schema schema;
+    schema.checks["not"] = Json::object();
+    return schema;
+  }
+  static bool is_never(const Schema& schema) { return schema.checks.contains("not"); }
 
   Schema read(const Json& node, const Where& where) {
     if (!node.is_object()) where.fail("a schema must be a JSON object");
@@ -176,8 +190,8 @@ class SchemaReader {
     }
     if (node.contains("const")) schema.enum_values = {node["const"]};
     if (!schema.enum_values.empty()) keep_admitted_values(schema, node, where);
-    if (schema.type == Type::Array) read_items(node, schema, where);
-    if (schema.type == Type::Object) read_object_members(node, schema, where);
+    if (schema.type == Type::Array && !read_items(node, schema, where)) return never();
+    if (schema.type == Type::Object && !read_object_members(node, schema, where)) return never();
     check_value_keywords(schema, where);
     return schema;
   }
@@ -200,8 +214,7 @@ class SchemaReader {
       if (key != "$ref" && !annotation_keywords().count(key) && key != "$defs" && key != "definitions")
         where.at(key).fail("'" + key + "' beside '$ref' is not supported");
     }
-    if (std::find(open_refs_.begin(), open_refs_.end(), target) != open_refs_.end())
-      where.at("$ref").fail("the schema refers to itself through '" + target + "' (recursive schemas are not supported)");
+    if (std::count(open_refs_.begin(), open_refs_.end(), target) >= kRecursionDepth) return never();
     if (target.rfind("#", 0) != 0) where.at("$ref").fail("only references inside the tool's schema ('#/...') are supported");
     const Json* found = nullptr;
     try {
@@ -227,12 +240,13 @@ class SchemaReader {
     if (!schema.checks.empty()) where.fail("value keywords beside 'allOf' are not supported");
     if (list.size() == 1) {
       Schema only = read(list[0], where.at("allOf").at(0));
-      if (!schema.description.empty()) only.description = schema.description;
+      if (!schema.description.empty() && !is_never(only)) only.description = schema.description;
       return only;
     }
     schema.type = Type::Object;
     for (size_t i = 0; i < list.size(); ++i) {
       Schema part = read(list[i], where.at("allOf").at(i));
+      if (is_never(part)) return never();
       if (part.type != Type::Object || part.nullable || !part.any_of.empty() || !part.enum_values.empty() ||
           !part.checks.empty())
         where.at("allOf").at(i).fail("only object schemas can be combined by 'allOf'");
@@ -261,7 +275,8 @@ class SchemaReader {
     schema.enum_values = std::move(admitted);
   }
 
-  void read_items(const Json& node, Schema& schema, const Where& where) {
+  // False if the array admits no value (a tuple element beyond the recursion bound).
+  bool read_items(const Json& node, Schema& schema, const Where& where) {
     // A tuple: prefixItems (or, in older drafts, a list under items), then items (or
     // additionalItems) for every element after it.
     const char* tuple_key = node.contains("prefixItems") ? "prefixItems" : node.contains("items") && node["items"].is_array() ? "items" : nullptr;
@@ -269,20 +284,34 @@ class SchemaReader {
     if (tuple_key) {
       const Json& list = node[tuple_key];
       if (!list.is_array() || list.empty()) where.at(tuple_key).fail("must be a non-empty list of schemas");
-      for (size_t i = 0; i < list.size(); ++i) schema.prefix_items.push_back(read(list[i], where.at(tuple_key).at(i)));
+      for (size_t i = 0; i < list.size(); ++i) {
+        schema.prefix_items.push_back(read(list[i], where.at(tuple_key).at(i)));
+        if (is_never(schema.prefix_items.back())) return false;
+      }
       if (schema.checks.contains("minItems") || schema.checks.contains("maxItems"))
         where.fail("minItems and maxItems beside a tuple's items are not supported");
     }
-    if (!node.contains(rest_key) || node[rest_key] == true) return;
+    if (!node.contains(rest_key) || node[rest_key] == true) return true;
     if (node[rest_key] == false) {
       if (!tuple_key) where.at(rest_key).fail("an array whose items are all refused is not supported");
       schema.closed_tuple = true;
-      return;
+      return true;
     }
-    schema.items = std::make_shared<Schema>(read(node[rest_key], where.at(rest_key)));
+    Schema items = read(node[rest_key], where.at(rest_key));
+    if (!is_never(items)) {
+      schema.items = std::make_shared<Schema>(std::move(items));
+    } else if (tuple_key) {
+      schema.closed_tuple = true;  // nothing beyond the tuple
+    } else {
+      // Elements beyond the recursion bound: only the empty array is left.
+      if (schema.checks.value("minItems", 0) > 0) return false;
+      schema.checks["maxItems"] = 0;
+    }
+    return true;
   }
 
-  void read_object_members(const Json& node, Schema& schema, const Where& where) {
+  // False if the object admits no value (a required property beyond the recursion bound).
+  bool read_object_members(const Json& node, Schema& schema, const Where& where) {
     std::set<std::string> required;
     if (node.contains("required")) {
       const Json& list = node["required"];
@@ -297,12 +326,15 @@ class SchemaReader {
       if (!props.is_object()) where.at("properties").fail("must be an object");
       for (const auto& [name, sub] : props.items()) {
         Property property{name, read(sub, where.at("properties").at(name)), required.count(name) > 0};
+        if (is_never(property.schema)) {
+          if (property.required) return false;
+          continue;  // beyond the recursion bound: left out
+        }
         schema.properties.push_back(std::move(property));
       }
     }
     for (const std::string& name : required) {
-      bool declared = false;
-      for (const Property& p : schema.properties) declared = declared || p.name == name;
+      bool declared = props_declare(node, name);
       if (!declared) where.at("required").fail("'" + name + "' is required but not declared");
     }
     // additionalProperties says whether keys beyond the declared ones may appear: a call never
@@ -311,9 +343,20 @@ class SchemaReader {
     const Json additional = node.value("additionalProperties", Json(true));
     if (!additional.is_boolean() && !additional.is_object())
       where.at("additionalProperties").fail("must be true, false or a schema");
-    schema.free_form = schema.properties.empty() && additional != false;
-    if (additional.is_object() && schema.free_form)
-      schema.items = std::make_shared<Schema>(read(additional, where.at("additionalProperties")));
+    schema.free_form = schema.properties.empty() && !props_declare_any(node) && additional != false;
+    if (additional.is_object() && schema.free_form) {
+      Schema values = read(additional, where.at("additionalProperties"));
+      if (is_never(values)) schema.free_form = false;  // beyond the recursion bound: {} only
+      else schema.items = std::make_shared<Schema>(std::move(values));
+    }
+    return true;
+  }
+
+  static bool props_declare(const Json& node, const std::string& name) {
+    return node.contains("properties") && node["properties"].is_object() && node["properties"].contains(name);
+  }
+  static bool props_declare_any(const Json& node) {
+    return node.contains("properties") && node["properties"].is_object() && !node["properties"].empty();
   }
 
   // The keywords beside anyOf (or a list of types) hold for every alternative: each alternative
@@ -326,11 +369,50 @@ class SchemaReader {
     }
   }
 
+  // Whether no value can match both schemas, as far as their types, listed values and a shared
+  // required property with listed values (a discriminator) tell; false when unsure.
+  static bool exclusive(const Schema& a, const Schema& b) {
+    if (a.nullable && b.nullable) return false;
+    if (!a.enum_values.empty() && !b.enum_values.empty()) {
+      for (const Json& value : a.enum_values) {
+        if (std::find(b.enum_values.begin(), b.enum_values.end(), value) != b.enum_values.end()) return false;
+      }
+      return true;
+    }
+    if (!a.any_of.empty() || !b.any_of.empty() || a.type == Type::Any || b.type == Type::Any) return false;
+    auto numeric = [](Type t) { return t == Type::Integer || t == Type::Number; };
+    if (a.type != b.type && !(numeric(a.type) && numeric(b.type))) return true;
+    if (a.type != Type::Object) return false;
+    for (const Property& pa : a.properties) {
+      for (const Property& pb : b.properties) {
+        if (pa.name == pb.name && pa.required && pb.required && !pa.schema.nullable && !pb.schema.nullable &&
+            !pa.schema.enum_values.empty() && !pb.schema.enum_values.empty() && exclusive(pa.schema, pb.schema))
+          return true;
+      }
+    }
+    return false;
+  }
+
+  // oneOf is decoded as anyOf, which is exact only when no value can match two alternatives.
+  static void require_exclusive(const std::vector<Schema>& alternatives, const Where& where) {
+    for (size_t i = 0; i < alternatives.size(); ++i) {
+      for (size_t j = i + 1; j < alternatives.size(); ++j) {
+        if (!exclusive(alternatives[i], alternatives[j]))
+          where.fail("alternatives " + std::to_string(i) + " and " + std::to_string(j) +
+                     " may both match a value (not enforceable: give them other types, disjoint enums or a "
+                     "required discriminator property, or use anyOf)");
+      }
+    }
+  }
+
   Schema read_any_of(const Json& node, const char* key, Schema& schema, const Where& where) {
     const Json& list = node[key];
     if (!list.is_array() || list.empty()) where.at(key).fail("must be a non-empty list of schemas");
+    bool any_admits = false;
     for (size_t i = 0; i < list.size(); ++i) {
       Schema alternative = read(list[i], where.at(key).at(i));
+      if (is_never(alternative)) continue;  // beyond the recursion bound
+      any_admits = true;
       // {"anyOf": [X, {"type": "null"}]} is the common spelling of "X or null".
       if (alternative.type == Type::Null && alternative.enum_values.empty()) {
         schema.nullable = true;
@@ -340,6 +422,8 @@ class SchemaReader {
         schema.any_of.push_back(std::move(alternative));
       }
     }
+    if (!any_admits) return never();
+    if (std::string(key) == "oneOf") require_exclusive(schema.any_of, where.at(key));
     if (schema.any_of.size() == 1) {
       bool nullable = schema.nullable;
       Schema only = std::move(schema.any_of.front());
@@ -428,6 +512,9 @@ ToolSpec parse_tool(const Json& entry, size_t index) {
     tool.description = body["description"].get<std::string>();
   if (raw.parameters && !raw.parameters->is_null()) {
     Schema parameters = SchemaReader(*raw.parameters).read(*raw.parameters, where.at("parameters"));
+    if (SchemaReader::is_never(parameters))
+      where.at("parameters").fail("a recursive '$ref' admits no value within " +
+                                  std::to_string(SchemaReader::kRecursionDepth) + " levels (it is always required)");
     if (parameters.type != Type::Object && parameters.type != Type::Any)
       where.at("parameters").fail("the parameters schema must describe an object");
     tool.arguments = std::move(parameters.properties);
