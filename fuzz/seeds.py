@@ -7,6 +7,7 @@ Standard library only. Each target gets OUT_DIR/<target>/ with one file per seed
 """
 import argparse
 import json
+import struct
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +43,37 @@ def bfcl_cases(bfcl, limit):
             if q["id"] in truth:
                 cases.append({"function": q["function"], "ground_truth": truth[q["id"]]})
     return cases
+
+
+def gguf(kvs, tensors):
+    """A GGUF v3 file: metadata (key, type code, packed value) and tensors (name, dims, ggml
+    type, data), each tensor's data at a 32-byte aligned offset."""
+    def text(s):
+        return struct.pack("<Q", len(s.encode())) + s.encode()
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+    for key, type_code, value in kvs:
+        out += text(key) + struct.pack("<I", type_code) + value
+    offset, blobs = 0, b""
+    for name, dims, ggml_type, data in tensors:
+        out += text(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", ggml_type, offset)
+        padded = data + b"\0" * (-len(data) % 32)
+        blobs += padded
+        offset += len(padded)
+    return out + b"\0" * (-len(out) % 32) + blobs
+
+
+def gguf_seeds():
+    """Small llama-like GGUF files (F32 tensors), one with its shape keys wrong."""
+    u32 = lambda v: struct.pack("<I", v)
+    string = lambda s: struct.pack("<Q", len(s.encode())) + s.encode()
+    keys = [("general.architecture", 8, string("llama")), ("llama.block_count", 4, u32(1)),
+            ("llama.feed_forward_length", 4, u32(64)), ("llama.embedding_length", 4, u32(32)),
+            ("llama.attention.head_count", 4, u32(4)), ("llama.attention.head_count_kv", 4, u32(2))]
+    tensors = [("token_embd.weight", [32, 8], 0, b"\0" * 32 * 8 * 4),
+               ("blk.0.ffn_up.weight", [32, 64], 0, b"\0" * 32 * 64 * 4), ("output_norm.weight", [32], 0, b"\0" * 128)]
+    zero_heads = [k if k[0] != "llama.attention.head_count" else (k[0], 4, u32(0)) for k in keys]
+    return [gguf(keys, tensors), gguf(zero_heads, tensors[:1]), gguf(keys[:1], [])]
 
 
 def main():
@@ -85,6 +117,8 @@ def main():
         calls = [{"name": name, "arguments": {k: v[0] for k, v in args.items() if v}}
                  for entry in gt for name, args in entry.items()]
         write(out / "fuzz_bfcl", f"case-{i}", json.dumps({**c, "calls": calls}))
+    for i, data in enumerate(gguf_seeds()):
+        write(out / "fuzz_gguf", f"gguf-{i}", data)
     print(f"seeds written to {out}")
 
 

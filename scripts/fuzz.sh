@@ -13,7 +13,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SCHEMAWEAVER_CACHE:-$HOME/.cache/schemaweaver}
 SECONDS_EACH=60
 SEED=0
-TARGETS="fuzz_tool_schemas,fuzz_pattern,fuzz_openai_request,fuzz_call_output,fuzz_mcp_messages,fuzz_bfcl"
+TARGETS="fuzz_tool_schemas,fuzz_pattern,fuzz_openai_request,fuzz_call_output,fuzz_mcp_messages,fuzz_bfcl,fuzz_gguf"
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) SECONDS_EACH=$(( $2 * 60 )); shift 2 ;;

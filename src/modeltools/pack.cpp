@@ -15,6 +15,7 @@
 #include <set>
 
 #include "engine/model/model.h"
+#include "modeltools/gguf_metadata.h"
 #include "modeltools/importance.h"
 #include "modeltools/output_probe.h"
 #include "modeltools/text_reader.h"
@@ -68,33 +69,23 @@ struct GgufIndex {
 };
 
 GgufIndex read_index(const std::string& path) {
-  ggml_context* meta = nullptr;
-  gguf_init_params params{true, &meta};
-  gguf_context* gguf = gguf_init_from_file(path.c_str(), params);
-  if (!gguf) throw Error("cannot read '" + path + "' as a GGUF file");
   GgufIndex index;
-  const size_t data = gguf_get_data_offset(gguf);
-  for (int64_t i = 0; i < gguf_get_n_tensors(gguf); ++i) {
-    const char* name = gguf_get_tensor_name(gguf, i);
-    const size_t size = gguf_get_tensor_size(gguf, i);
-    const ggml_tensor* t = ggml_get_tensor(meta, name);
-    index.source_bytes += size;
-    if (!t || ggml_n_dims(t) != 2 || t->ne[0] % 32 != 0 || !packable(name)) {
-      index.other_bytes += size;
+  for (const GgufTensorInfo& t : read_tensor_infos(path)) {
+    index.source_bytes += t.bytes;
+    if (t.dims != 2 || t.ne[0] % 32 != 0 || !packable(t.name)) {
+      index.other_bytes += t.bytes;
       continue;
     }
     Matrix m;
-    m.name = name;
+    m.name = t.name;
     int layer = -1;
-    if (std::sscanf(name, "blk.%d.", &layer) == 1) m.layer = layer;
-    m.source = t->type;
-    m.row = t->ne[0];
-    m.rows = t->ne[1];
-    m.offset = data + gguf_get_tensor_offset(gguf, i);
+    if (std::sscanf(t.name.c_str(), "blk.%d.", &layer) == 1) m.layer = layer;
+    m.source = t.type;
+    m.row = t.ne[0];
+    m.rows = t.ne[1];
+    m.offset = t.offset;
     index.matrices.push_back(std::move(m));
   }
-  gguf_free(gguf);
-  ggml_free(meta);
   return index;
 }
 

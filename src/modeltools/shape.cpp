@@ -14,6 +14,7 @@
 #include <gguf.h>
 
 #include "engine/model/model.h"
+#include "modeltools/gguf_metadata.h"
 #include "modeltools/importance.h"
 #include "modeltools/text_reader.h"
 
@@ -50,13 +51,11 @@ int one_number(const std::string& text, const std::string& what) {
 
 // ---------------------------------------------------------------- the source
 
-// The source file with every tensor's data in memory.
-struct Source {
+// The source file with every tensor's data in memory, and its shape.
+struct Source : ModelShape {
   gguf_context* gguf = nullptr;
   ggml_context* data = nullptr;
   std::string path;
-  std::string arch;
-  int layers = 0, ffn = 0, embedding = 0, heads = 0, kv_heads = 0, head_dim = 0;
 
   explicit Source(const std::string& file) : path(file) {
     gguf_init_params params{false, &data};
@@ -69,45 +68,9 @@ struct Source {
   }
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
-
-  // An integer setting of the architecture ("<arch>.block_count"); a per-layer list is refused.
-  int setting(const std::string& name, int fallback = -1) const {
-    const std::string key = arch + "." + name;
-    const int64_t id = gguf_find_key(gguf, key.c_str());
-    if (id < 0) {
-      if (fallback >= 0) return fallback;
-      throw Error("'" + path + "' has no '" + key + "'");
-    }
-    switch (gguf_get_kv_type(gguf, id)) {
-      case GGUF_TYPE_UINT32:
-        return int(gguf_get_val_u32(gguf, id));
-      case GGUF_TYPE_INT32:
-        return gguf_get_val_i32(gguf, id);
-      case GGUF_TYPE_UINT64:
-        return int(gguf_get_val_u64(gguf, id));
-      case GGUF_TYPE_INT64:
-        return int(gguf_get_val_i64(gguf, id));
-      default:
-        throw Error("'" + path + "': '" + key + "' is not one integer (a model already shaped per layer?)");
-    }
-  }
 };
 
-void read_shape(Source& s) {
-  const int64_t id = gguf_find_key(s.gguf, "general.architecture");
-  // (ggml aborts on a key read as another type than it has.)
-  s.arch = id >= 0 && gguf_get_kv_type(s.gguf, id) == GGUF_TYPE_STRING ? gguf_get_val_str(s.gguf, id) : "";
-  if (s.arch != "llama" && s.arch != "qwen2")
-    throw Error("'" + s.path + "' is a '" + s.arch +
-                "' model; only llama and qwen2 models can be shaped "
-                "(their blocks map onto llama.cpp's per-layer 'deci' architecture)");
-  s.layers = s.setting("block_count");
-  s.ffn = s.setting("feed_forward_length");
-  s.embedding = s.setting("embedding_length");
-  s.heads = s.setting("attention.head_count");
-  s.kv_heads = s.setting("attention.head_count_kv", s.heads);
-  s.head_dim = s.setting("attention.key_length", s.embedding / s.heads);
-}
+void read_shape(Source& s) { static_cast<ModelShape&>(s) = read_model_shape(s.gguf, s.path); }
 
 ggml_tensor* source_tensor(const Source& s, const std::string& name) {
   ggml_tensor* t = ggml_get_tensor(s.data, name.c_str());
