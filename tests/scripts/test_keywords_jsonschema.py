@@ -21,7 +21,6 @@ REQUESTS = [
     ("set_alarm", "Alarm: time 06:30:00Z, label gym, days mon and wed."),
     ("send_invite", "Invite ann@example.org to meeting 123e4567-e89b-12d3-a456-426614174000 tomorrow at 9, priority 2.5."),
     ("move_robot", "Move the arm to x 10, y -20, slowly, with code aab."),
-    ("add_task", "Add the task move house, with the subtasks pack boxes and call movers, due in 3 days."),
 ]
 MODES = ["constrained", "jump-forward", "schemaweaver"]
 

@@ -18,6 +18,27 @@ std::string finding(const std::string& name) {
   return bytes.str();
 }
 
+// fuzz_tool_schemas: a recursive array unfolded to its bound was closed with a maxItems of 0
+// stored as a signed number, which the keyword check then refused as not a count: the tool
+// (keyword_tools.json's add_task) could not be read. The innermost array now admits only [].
+TEST(FuzzFindings, ARecursiveArrayBeyondTheBoundIsEmpty) {
+  const std::string input = finding("tools-recursive-array-beyond-bound.bin");
+  const std::vector<sw::ToolSpec> tools = sw::parse_tools(sw::Json::parse(input.substr(0, input.find('\0'))));
+  const sw::ToolSpec* add_task = nullptr;
+  for (const sw::ToolSpec& t : tools) add_task = t.name == "add_task" ? &t : add_task;
+  ASSERT_NE(add_task, nullptr);
+  auto subtasks = [](const sw::Schema& task) -> const sw::Schema& {
+    for (const sw::Property& p : task.properties) {
+      if (p.name == "subtasks") return p.schema;
+    }
+    throw std::runtime_error("no subtasks");
+  };
+  const sw::Schema* task = &add_task->find_argument("task")->schema;
+  for (int level = 1; level < 3; ++level) task = subtasks(*task).items.get();
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(subtasks(*task).checks.at("maxItems"), 0);
+}
+
 // fuzz_tool_schemas: an enum beside a format no grammar enforces read the format's pattern
 // from nowhere; the format is refused now, whatever sits beside it.
 TEST(FuzzFindings, AnUnknownFormatBesideAnEnumIsRefused) {

@@ -305,7 +305,7 @@ class SchemaReader {
     } else {
       // Elements beyond the recursion bound: only the empty array is left.
       if (schema.checks.value("minItems", 0) > 0) return false;
-      schema.checks["maxItems"] = 0;
+      schema.checks["maxItems"] = uint64_t(0);  // as a parsed count: unsigned
     }
     return true;
   }
