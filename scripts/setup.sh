@@ -159,14 +159,21 @@ PY
   echo "$file"
 }
 
-build_llama() {
-  local prefix; prefix=$(llama_prefix)
-  if [ -f "$prefix/.complete" ]; then log "llama.cpp cached at $prefix"; return; fi
-  local sdist; sdist=$(fetch_sdist llama-cpp-python "$LLAMA_PY_VERSION")
+# unpack_llama_source PREFIX: the checked sdist unpacked into a fresh PREFIX; prints the
+# llama.cpp source folder in it.
+unpack_llama_source() {
+  local prefix=$1 sdist
+  sdist=$(fetch_sdist llama-cpp-python "$LLAMA_PY_VERSION")
   check_sha256 "$sdist" "$LLAMA_PY_SHA256"
   rm -rf "$prefix"; mkdir -p "$prefix"
   tar xzf "$sdist" -C "$prefix"
-  local src="$prefix/llama_cpp_python-$LLAMA_PY_VERSION/vendor/llama.cpp"
+  echo "$prefix/llama_cpp_python-$LLAMA_PY_VERSION/vendor/llama.cpp"
+}
+
+build_llama() {
+  local prefix; prefix=$(llama_prefix)
+  if [ -f "$prefix/.complete" ]; then log "llama.cpp cached at $prefix"; return; fi
+  local src; src=$(unpack_llama_source "$prefix") || exit 1
   if [ "$KERNELS" = avx2 ] && ! grep -qw avx2 /proc/cpuinfo; then die "this CPU has no AVX2 for --kernels avx2"; fi
   log "building llama.cpp (libllama + ggml CPU backend, $KERNELS kernels) into $prefix"
   # Native ISA, but AMX compiled out: ggml's AMX path crashes on some AMX CPUs with GCC 12
@@ -190,11 +197,7 @@ build_llama() {
 build_llama_server() {
   local prefix; prefix=$(llama_prefix)-server
   if [ -x "$prefix/bin/llama-server" ]; then log "llama-server cached at $prefix"; return; fi
-  local sdist; sdist=$(fetch_sdist llama-cpp-python "$LLAMA_PY_VERSION")
-  check_sha256 "$sdist" "$LLAMA_PY_SHA256"
-  rm -rf "$prefix"; mkdir -p "$prefix/bin"
-  tar xzf "$sdist" -C "$prefix"
-  local src="$prefix/llama_cpp_python-$LLAMA_PY_VERSION/vendor/llama.cpp"
+  local src; src=$(unpack_llama_source "$prefix") || exit 1; mkdir -p "$prefix/bin"
   log "building llama-server ($KERNELS kernels) into $prefix"
   local no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
