@@ -63,7 +63,9 @@ SAME_AS = {"schemaweaver/no-parallel/no-padding": "jump-forward", "schemaweaver/
            "schemaweaver": "jump-forward",
            "schemaweaver/read-only": "schemaweaver", "schemaweaver/drafts": "schemaweaver",
            "schemaweaver/whole-turn": "schemaweaver",
-           "speculative": "constrained", "speculative/draft-model": "constrained"}
+           "speculative": "constrained", "speculative/draft-model": "constrained",
+           # Two serial modes that choose alike on the same logits: how often rounding alone parts them.
+           "jump-forward": "constrained"}
 RSS_MODES = ["constrained", "jump-forward", "speculative", "schemaweaver"]
 BANDWIDTH_MODES = ["constrained", "jump-forward", "schemaweaver"]
 # One call through its phases (the paper's Table 8 example: 2 required arguments, 1 optional).
@@ -193,19 +195,25 @@ def stopped_at_max_tokens(line):
 
 
 def same_answers(lines, mode, reference):
-    """'n/m as <reference>': cases where `mode` wrote exactly the text `reference` wrote; and
-    how many of the others both stopped at max_tokens (no call either way, cut at another
-    point: the modes count the tokens of a turn that runs on differently)."""
+    """'n/m as <reference>, calls k/m': cases where `mode` wrote exactly the text `reference`
+    wrote, and cases whose calls (names and arguments) are the same; and how many of the others
+    both stopped at max_tokens (cut at another point: the modes count the tokens of a turn that
+    runs on differently)."""
     if not reference:
         return ""
     by_id = {}
     for line in lines:
         by_id.setdefault(line["id"], {})[line["mode"]] = line
     pairs = [t for t in by_id.values() if mode in t and reference in t]
+    if not pairs:
+        return ""
     same = sum(t[mode].get("output") == t[reference].get("output") for t in pairs)
     cut = sum(t[mode].get("output") != t[reference].get("output") and stopped_at_max_tokens(t[mode]) and
               stopped_at_max_tokens(t[reference]) for t in pairs)
-    return f"{same}/{len(pairs)} as `{reference}`" + (f" (+{cut} both cut at max_tokens)" if cut else "")
+    text = f"{same}/{len(pairs)} as `{reference}`"
+    if all("calls" in t[mode] and "calls" in t[reference] for t in pairs):
+        text += f", calls {sum(t[mode]['calls'] == t[reference]['calls'] for t in pairs)}/{len(pairs)}"
+    return text + (f" (+{cut} both cut at max_tokens)" if cut else "")
 
 
 def summarise(lines):
@@ -292,14 +300,14 @@ def report(cfg, models, out, command):
             if not s:
                 continue
             rng = f"{s['latency_min_ms']:.0f} / {s['latency_median_ms']:.0f} / {s['latency_max_ms']:.0f}"
-            speed = base["latency_geomean_ms"] / s["latency_geomean_ms"] if base else 0
+            speed = f"{base['latency_geomean_ms'] / s['latency_geomean_ms']:.2f}x" if base else ""
             drafts = (f"{100 * s['accepted_draft_tokens'] / s['draft_tokens']:.0f} %"
                       if s.get("draft_tokens") else "")
             rows.append([name, f"{s['correct']}/{s['cases']}", f"{100 * s['schema_valid']:.0f} %",
-                         fmt(s["latency_geomean_ms"]), rng, f"{speed:.2f}x", fmt(s["passes_per_call"]),
+                         fmt(s["latency_geomean_ms"]), rng, speed, fmt(s["passes_per_call"]),
                          fmt(s["tokens_per_pass"], 2), fmt(s["passes_per_call"] * weight_gb, 2), drafts,
                          same_answers(lines, name, SAME_AS.get(name) if name.startswith("speculative") or
-                                      name == "schemaweaver" else None)])
+                                      name in ("schemaweaver", "jump-forward") else None)])
         sections.append(f"## {m.stem}\n\nModel: {summary.get('model_description', '')}, "
                         f"{summary.get('weight_bytes', 0) / 2**20:.0f} MiB of weights; "
                         f"{summary['threads']} threads; {summary['llama']}.\n\n"
@@ -336,9 +344,10 @@ def report(cfg, models, out, command):
                      same_answers(lines, mode, SAME_AS.get(mode))]
                     for mode, label in ABLATION if mode in modes]
             sections.append("### Table 7: ablation, one design step at a time\n\n"
-                            "Same answers: cases whose text equals that of the mode the row must agree with (its "
-                            "output is meant to be the same; llama.cpp's kernels round differently for passes "
-                            "of different shapes, so near-ties can flip).\n\n" +
+                            "Same answers: cases whose text equals that of the mode the row must agree with, then "
+                            "cases whose calls (names and arguments) do (its output is meant to be the same; "
+                            "llama.cpp's kernels round differently for passes of different shapes, so near-ties "
+                            "can flip; the baseline's row shows how often that parts two serial modes).\n\n" +
                             table(["step", "mode", "correct", "latency geomean (ms)", "vs jump-forward",
                                    "passes/call", "parallel categories (ms)", "same answers"], rows))
         # Verification: how often the reference chose otherwise, and what the repair cost.
@@ -355,8 +364,11 @@ def report(cfg, models, out, command):
             differ = [(i, m) for i, m in by_id.items() if "jump-forward" in m and "schemaweaver" in m and
                       m["jump-forward"]["output"] != m["schemaweaver"]["output"]]
             margin = lambda l: fmt(l["stats"]["smallest_margin"], 3) if l["stats"].get("smallest_margin") is not None else ""
+            same_calls = lambda m: ("yes" if m["jump-forward"]["calls"] == m["schemaweaver"]["calls"] else "no"
+                                    ) if "calls" in m["jump-forward"] and "calls" in m["schemaweaver"] else ""
             rows = [[i, margin(m["jump-forward"]), margin(m["schemaweaver"]),
-                     str(m["schemaweaver"]["stats"]["verification"]["repaired_calls"])] for i, m in differ]
+                     str(m["schemaweaver"]["stats"]["verification"]["repaired_calls"]), same_calls(m)]
+                    for i, m in differ]
             sections.append(
                 "### Verification (lossless SchemaWeaver)\n\n"
                 f"Of {calls} calls, {v['repaired_calls']} ({100 * v['repaired_calls'] / max(calls, 1):.1f} %) had a "
@@ -370,7 +382,8 @@ def report(cfg, models, out, command):
                 "decision margin (logits) of each answer: the two run passes of other shapes, whose kernels round "
                 "differently, and lay the branches' cells out otherwise, which regroups attention's sums, so a "
                 "near-tie can go either way (README, \"Why lossless modes differ\").\n\n" +
-                (table(["case", "jump-forward smallest margin", "schemaweaver smallest margin", "calls repaired"], rows)
+                (table(["case", "jump-forward smallest margin", "schemaweaver smallest margin", "calls repaired",
+                        "same calls"], rows)
                  if rows else ""))
         # Table 8 and Figure 11
         sw_lines = [l for l in lines if l["mode"] == "schemaweaver" and not l.get("not_run")]

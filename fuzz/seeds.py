@@ -24,7 +24,8 @@ def write(folder, name, data):
 
 
 def tool_files():
-    files = sorted((ROOT / "examples").glob("*.json")) + [ROOT / "tests/data/keyword_tools.json"]
+    files = sorted((ROOT / "examples").glob("*.json")) + [ROOT / "tests/data" / name for name in
+                                                             ("keyword_tools.json", "recursive_tools.json")]
     return [json.loads(f.read_text()) for f in files if f.read_text().strip().startswith("[")]
 
 

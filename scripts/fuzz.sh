@@ -6,13 +6,16 @@
 # from fuzz/seeds.py (the project's tool files, requests, outputs, MCP messages, BFCL cases) and
 # grow in build-asan/fuzz/corpus between runs. A crash's input lands in build-asan/fuzz/crashes.
 #
-#   bash scripts/fuzz.sh [--minutes M | --seconds S] [--targets fuzz_pattern,fuzz_bfcl] [--seed N]
-# (--seed: libFuzzer's random seed, for a run that can be repeated; 0, the default, draws one)
+#   bash scripts/fuzz.sh [--minutes M | --seconds S] [--targets fuzz_pattern,fuzz_bfcl] [--seed N] [--report F]
+# (--seed: libFuzzer's random seed, for a run that can be repeated; 0, the default, draws one;
+#  --report: where the table goes, build-asan/fuzz/report.md unless said, so that two runs of
+#  other targets, one per core, keep a table each)
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SCHEMAWEAVER_CACHE:-$HOME/.cache/schemaweaver}
 SECONDS_EACH=60
 SEED=0
+REPORT=""
 TARGETS="fuzz_tool_schemas,fuzz_pattern,fuzz_openai_request,fuzz_call_output,fuzz_mcp_messages,fuzz_bfcl,fuzz_gguf"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -20,17 +23,19 @@ while [ $# -gt 0 ]; do
     --seconds) SECONDS_EACH=$2; shift 2 ;;
     --targets) TARGETS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
+    --report) REPORT=$2; shift 2 ;;
     *) echo "fuzz.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
 BUILD=$ROOT/build-asan
 WORK=$BUILD/fuzz
+REPORT=${REPORT:-$WORK/report.md}
 bash "$ROOT/scripts/setup.sh" --sanitize --no-demo || exit 1
 python3 "$ROOT/fuzz/seeds.py" "$WORK/seeds" --bfcl "$CACHE/data/bfcl" >/dev/null || exit 1
 mkdir -p "$WORK/crashes"
 
 FAILED=0
-printf '| target | seconds | executions | per second | edges | features | corpus | crashes |\n|---|---|---|---|---|---|---|---|\n' > "$WORK/report.md"
+printf '| target | seconds | executions | per second | edges | features | corpus | crashes |\n|---|---|---|---|---|---|---|---|\n' > "$REPORT"
 for target in ${TARGETS//,/ }; do
   mkdir -p "$WORK/corpus/$target"
   log="$WORK/$target.log"
@@ -46,12 +51,12 @@ for target in ${TARGETS//,/ }; do
   features=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*')
   corpus=$(ls "$WORK/corpus/$target" | wc -l)
   printf '| %s | %d | %s | %s | %s | %s | %s | %s |\n' "$target" $((SECONDS - started)) "$(stat number_of_executed_units)" \
-    "$(stat average_exec_per_sec)" "${edges:-?}" "${features:-?}" "$corpus" "$crashes" | tee -a "$WORK/report.md"
+    "$(stat average_exec_per_sec)" "${edges:-?}" "${features:-?}" "$corpus" "$crashes" | tee -a "$REPORT"
   if [ $status -ne 0 ] || [ "$crashes" -gt 0 ]; then
     FAILED=1
     echo "fuzz.sh: $target failed (exit $status); its log: $log" >&2
     grep -E "ERROR|SUMMARY|runtime error|uncaught|deadly" "$log" | head -5 >&2
   fi
 done
-echo "report: $WORK/report.md"
+echo "report: $REPORT"
 exit $FAILED

@@ -198,6 +198,9 @@ struct BfclCommand {
     line["valid"] = verdict.valid;
     if (!verdict.valid) line["error"] = verdict.error;
     line["has_calls"] = !result.calls.empty();
+    sw::Json calls = sw::Json::array();
+    for (const sw::ToolCall& call : result.calls) calls.push_back(call.to_json());
+    line["calls"] = calls;
     line["text_reply"] = result.text_reply;
     line["schema_valid"] = result.error.empty();
     line["output"] = result.text;

@@ -1,12 +1,15 @@
 """Calls made under schema keywords, validated by the official `jsonschema` package.
 
 The real default model answers requests for tools whose parameters use the enforced keywords
-(patterns, formats, bounds, lengths, item counts, tuples, $ref, and a pattern that makes a
-backtracking matcher run for minutes). Every call each grammar-constrained mode makes must
+(patterns, formats, bounds, lengths, item counts, tuples, $ref, a recursive $ref with oneOf
+beside it, and a pattern that makes a backtracking matcher run for minutes). Every call each grammar-constrained mode makes must
 validate against its tool's schema under jsonschema's 2020-12 validator with format checking:
 an independent oracle, not the engine's own check. Each call must also come within 20 s.
 
-    python test_keywords_jsonschema.py --cli build/apps/cli/schemaweaver --model M.gguf --tools T.json
+    python test_keywords_jsonschema.py --cli build/apps/cli/schemaweaver --model M.gguf --tools T.json [--tools U.json]
+
+Each request is run with the file that holds its tool, so that a tool added in a file of its own
+leaves the prompts of the others as they were.
 """
 import argparse
 import json
@@ -21,6 +24,7 @@ REQUESTS = [
     ("set_alarm", "Alarm: time 06:30:00Z, label gym, days mon and wed."),
     ("send_invite", "Invite ann@example.org to meeting 123e4567-e89b-12d3-a456-426614174000 tomorrow at 9, priority 2.5."),
     ("move_robot", "Move the arm to x 10, y -20, slowly, with code aab."),
+    ("add_task", "Add the task move house, with the subtasks pack boxes and call movers, due in 3 days."),
 ]
 MODES = ["constrained", "jump-forward", "schemaweaver"]
 
@@ -29,17 +33,21 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
     parser.add_argument("--model", required=True)
-    parser.add_argument("--tools", required=True)
+    parser.add_argument("--tools", required=True, action="append")
     args = parser.parse_args()
-    with open(args.tools) as f:
-        schemas = {t["function"]["name"]: t["function"]["parameters"] for t in json.load(f)}
+    schemas, tool_file = {}, {}
+    for path in args.tools:
+        with open(path) as f:
+            for t in json.load(f):
+                schemas[t["function"]["name"]] = t["function"]["parameters"]
+                tool_file[t["function"]["name"]] = path
     checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
     failures, calls = [], 0
     for tool, prompt in REQUESTS:
         validator = jsonschema.Draft202012Validator(schemas[tool], format_checker=checker)
         for mode in MODES:
             started = time.time()
-            run = subprocess.run([args.cli, "call", "-m", args.model, "--tools", args.tools, "--tool", tool,
+            run = subprocess.run([args.cli, "call", "-m", args.model, "--tools", tool_file[tool], "--tool", tool,
                                   "--mode", mode, "-p", prompt, "--max-tokens", "96"],
                                  capture_output=True, text=True, timeout=120)
             seconds = time.time() - started

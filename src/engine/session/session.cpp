@@ -497,7 +497,9 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   result.stopped_at_max_tokens = generated.hit_token_limit;
   if (result.text_reply) return result;
   try {
-    if (!failure.empty()) throw Error(failure);
+    // A turn cut off at max_tokens is judged by its text in every mode: the calls it completed
+    // stand, a call it cut off fails the parse (the same text, the same answer).
+    if (!failure.empty() && !generated.hit_token_limit) throw Error(failure);
     result.calls = model.format.parse(result.text);
     if (options.max_calls > 0 && int(result.calls.size()) > options.max_calls)
       throw Error(std::to_string(result.calls.size()) + " calls where at most " + std::to_string(options.max_calls) +
@@ -507,8 +509,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
       if (!why.empty()) throw Error("the call does not fit the schema: " + why);
     }
   } catch (const Error& e) {
-    result.error = std::string(e.what()) +
-                   (generated.hit_token_limit && failure.empty() ? " (stopped at max_tokens)" : "");
+    result.error = std::string(e.what()) + (generated.hit_token_limit ? " (stopped at max_tokens)" : "");
   }
   if (result.error.empty()) serial_events.rest(result.calls, s.call_ms);
   return result;
