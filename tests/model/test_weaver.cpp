@@ -373,6 +373,33 @@ TEST(Weaver, MaxCallsEndsTheTurn) {
   EXPECT_GE(several, 1) << "precondition: the model writes several calls for a case of the pool";
 }
 
+// A turn cut off at max_tokens is judged by its text in every mode (the same text, the same
+// answer): where SchemaWeaver and jump-forward wrote the same text under a budget, they give the
+// same calls and the same error. Qwen2.5-Coder writes calls as `<tool_call>` blocks, so some
+// budget ends a turn after a call's JSON closed but before its block's closer: the call stands in
+// both (the weaver used to call that turn failed). The smallest fetched model whose call format
+// can be cut there (SmolLM2 writes an array, which a cut leaves unclosed).
+TEST(Weaver, ATurnCutAtMaxTokensIsJudgedByItsTextInEveryMode) {
+  auto coder = sw::Model::load({SW_TEST_MODEL_DIR "/qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf"});
+  auto serial = fresh_session(coder), woven = fresh_session(coder);
+  const std::vector<sw::Message> messages = {{"user", "What is the weather like in Paris?"}};
+  int compared = 0, kept_after_cut = 0;
+  for (int budget = 6; budget <= 16; ++budget) {
+    sw::CallOptions options = weaving(budget);
+    options.mode = sw::DecodeMode::JumpForward;
+    const sw::CallResult reference = serial->call(messages, weather_tools(), options);
+    options.mode = sw::DecodeMode::SchemaWeaver;
+    const sw::CallResult r = woven->call(messages, weather_tools(), options);
+    if (r.text != reference.text) continue;
+    ++compared;
+    EXPECT_EQ(r.error, reference.error) << budget << ": " << r.text;
+    EXPECT_EQ(r.calls, reference.calls) << budget << ": " << r.text;
+    kept_after_cut += r.stopped_at_max_tokens && !r.calls.empty();
+  }
+  EXPECT_GE(compared, 5);
+  EXPECT_GE(kept_after_cut, 1) << "precondition: a budget ends the turn between a call's JSON and its closer";
+}
+
 float max_abs_difference(const float* a, const float* b, int n) {
   float worst = 0;
   for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
