@@ -213,6 +213,31 @@ Json error_body(const std::string& message, const std::string& type, const std::
                      {"code", code.empty() ? Json() : Json(code)}}}};
 }
 
+namespace {
+
+// Parameters that say what the answer must be, which this engine cannot give: refused by name
+// rather than ignored, so that no client takes an answer for the one it asked for. (Decoding is
+// greedy; sampling parameters - temperature, top_p, seed, penalties - are taken and have no
+// effect, as the README says.)
+void refuse_what_cannot_be_honoured(const Json& body) {
+  auto given = [&](const char* key) { return body.contains(key) && !body[key].is_null(); };
+  if (given("response_format") &&
+      !(body["response_format"].is_object() && body["response_format"].value("type", "") == "text"))
+    throw RequestError("response_format other than {\"type\": \"text\"} is not supported: describe the answer's "
+                       "form as a tool and send tool_choice \"required\"",
+                       "response_format", "unsupported_parameter");
+  if (given("stop") && !(body["stop"].is_array() && body["stop"].empty()))
+    throw RequestError("stop sequences are not supported", "stop", "unsupported_parameter");
+  if (given("logprobs") && body["logprobs"] != false)
+    throw RequestError("logprobs are not supported", "logprobs", "unsupported_parameter");
+  if (given("top_logprobs"))
+    throw RequestError("logprobs are not supported", "top_logprobs", "unsupported_parameter");
+  if (given("logit_bias") && !(body["logit_bias"].is_object() && body["logit_bias"].empty()))
+    throw RequestError("logit_bias is not supported", "logit_bias", "unsupported_parameter");
+}
+
+}  // namespace
+
 ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   if (!body.is_object()) throw RequestError("the request body must be a JSON object");
   ChatRequest request;
@@ -221,6 +246,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
     request.model = body["model"].get<std::string>();
   }
   if (body.contains("n") && body["n"] != 1) throw RequestError("only n = 1 is supported", "n", "unsupported");
+  refuse_what_cannot_be_honoured(body);
   request.messages = parse_messages(body, limits);
   request.tools = parse_tool_list(body, limits);
   parse_tool_choice(body, request);

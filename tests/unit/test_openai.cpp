@@ -86,6 +86,18 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
   EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "schemaweaver/fast")")), "x_decoding_mode");
   EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "schemaweaver/auto")")), "x_decoding_mode");
   EXPECT_EQ(rejected_param(request(R"(, "n": 2)")), "n");
+  // What the answer must be, and the engine cannot give: refused, never ignored.
+  EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}})")),
+            "response_format");
+  EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_object"})")), "response_format");
+  EXPECT_EQ(rejected_param(request(R"(, "stop": ["\n"])")), "stop");
+  EXPECT_EQ(rejected_param(request(R"(, "stop": "END")")), "stop");
+  EXPECT_EQ(rejected_param(request(R"(, "logprobs": true)")), "logprobs");
+  EXPECT_EQ(rejected_param(request(R"(, "top_logprobs": 2)")), "top_logprobs");
+  EXPECT_EQ(rejected_param(request(R"(, "logit_bias": {"50256": -100})")), "logit_bias");
+  // Their neutral values, and sampling parameters (decoding is greedy), are taken.
+  EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "text"}, "stop": null, "logprobs": false,
+                                       "logit_bias": {}, "temperature": 0.7, "top_p": 0.9, "seed": 3)")), "no error");
   Json required_without_tools = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}], "tool_choice": "required"})");
   EXPECT_EQ(rejected_param(required_without_tools), "tool_choice");
 }
