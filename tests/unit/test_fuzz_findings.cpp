@@ -1,6 +1,7 @@
 // Inputs the fuzz targets (fuzz/) found, kept in tests/data/fuzz: each once crashed the code it
 // reached (an exception other than sw::Error, or a read past the end). Here each gets the clean
 // answer it has now; the sanitizer build also replays every file through its target.
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -93,6 +94,33 @@ TEST(FuzzFindings, APatternOfThousandsOfStatesBuildsItsGrammar) {
   sw::Matcher matcher(sw::build_value_grammar(schema));
   EXPECT_TRUE(matcher.accepts("\"" + std::string(215, 'x')));
   EXPECT_FALSE(matcher.accepts("\"" + std::string(214, 'x') + "\""));
+}
+
+// fuzz_pattern: repeats stacked on repeats (`bc*++++++++++++*+***`) made `x+` two copies of x
+// each, a program of 2^13 copies, whose grammar took minutes to build. `x+` is now one copy
+// looping back, and the grammar's construction visits a bounded number of states, so the
+// pattern builds at once and means what it says: a b, then any run of c.
+TEST(FuzzFindings, RepeatsStackedOnRepeatsBuildAtOnce) {
+  const std::string input = finding("pattern-nested-repeats.bin");
+  const std::string source = input.substr(0, input.find('\0'));
+  ASSERT_EQ(source.substr(0, 16), "bc*++++++++++++*");
+  const auto started = std::chrono::steady_clock::now();
+  sw::Schema schema;
+  schema.type = sw::Type::String;
+  schema.checks["pattern"] = "^" + source.substr(0, 20) + "$";  // bc*++++++++++++*+***
+  sw::Matcher matcher(sw::build_value_grammar(schema));
+  EXPECT_TRUE(matcher.accepts("\"bccc\""));
+  EXPECT_TRUE(matcher.accepts("\"b\""));
+  EXPECT_FALSE(matcher.accepts("\"bcb\""));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
+  // A program of 200000 instructions, nearly all branches: refused in bounded time.
+  schema.checks["pattern"] = "^((a*b*)*c?)*(((a*b*)*c?)*d?){2000}$";
+  const auto refused = std::chrono::steady_clock::now();
+  try {
+    sw::build_value_grammar(schema);
+  } catch (const sw::Error&) {
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - refused).count(), 5.0);
 }
 
 }  // namespace

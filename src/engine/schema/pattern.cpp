@@ -294,6 +294,17 @@ struct Pattern::Program {
       }
       case Node::Repeat: {
         const Node& body = n.parts[0];
+        if (n.max == kUnbounded && n.min > 0) {
+          // The last required copy loops back on itself: `x+` is one copy of x, not two, so
+          // repeats nested in repeats grow the program by a sum, not a product.
+          for (int i = 1; i < n.min; ++i) compile(body);
+          const size_t start = code.size();
+          compile(body);
+          const size_t loop = emit(Instruction::Split);
+          code[loop].next = start;
+          code[loop].other = code.size();
+          break;
+        }
         for (int i = 0; i < n.min; ++i) compile(body);
         if (n.max == kUnbounded) {
           size_t loop = emit(Instruction::Split);

@@ -1,6 +1,7 @@
 #include "engine/toolset/value_rules.h"
 
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -109,6 +110,7 @@ class StringProduct {
     int target;
   };
   static constexpr size_t kMaxStates = 50000;
+  static constexpr size_t kMaxClosureSteps = 20000000;
 
   int node(const Key& key) {
     auto found = index_.find(key);
@@ -165,15 +167,22 @@ class StringProduct {
 
   // The edges of the pattern's states reachable from `pc` without reading a byte: each byte
   // instruction, the match (the rest is free), or a match at the end (only the quote may follow).
+  // Each call marks what it visits with a stamp of its own (no clearing per state), and all
+  // calls together may visit kMaxClosureSteps instructions: a pattern whose automaton is large
+  // and mostly branches (nested repeats) is refused in bounded time instead of building for
+  // minutes.
   void close(size_t from, size_t pc, int k, bool at_start) {
     const std::vector<Pattern::Instruction>& code = pattern_->instructions();
-    std::vector<char> seen(code.size() * 2, 0);
+    if (seen_.size() != code.size() * 2) seen_.assign(code.size() * 2, 0);
+    ++stamp_;
     std::vector<std::pair<size_t, bool>> stack{{pc, false}};  // instruction, past an end anchor
     while (!stack.empty()) {
       auto [at, at_end] = stack.back();
       stack.pop_back();
-      if (seen[at * 2 + at_end]) continue;
-      seen[at * 2 + at_end] = 1;
+      if (seen_[at * 2 + at_end] == stamp_) continue;
+      seen_[at * 2 + at_end] = stamp_;
+      if (++closure_steps_ > kMaxClosureSteps)
+        throw Error("the pattern is too complex to enforce: its automaton branches too much (nested repeats?)");
       const Pattern::Instruction& in = code[at];
       switch (in.op) {
         case Pattern::Instruction::Byte:
@@ -232,6 +241,9 @@ class StringProduct {
   std::vector<Key> keys_;
   std::vector<std::vector<Edge>> edges_;
   std::vector<bool> accepts_, productive_;
+  std::vector<uint32_t> seen_;  // close()'s marks: the stamp of the call that saw the instruction
+  uint32_t stamp_ = 0;
+  size_t closure_steps_ = 0;
 };
 
 class NumberRules {
