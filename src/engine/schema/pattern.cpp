@@ -114,9 +114,26 @@ class Parser {
       }
       if (atom.kind == Node::Begin || atom.kind == Node::End) fail("an anchor cannot be repeated");
       eat('?');  // lazy: matches the same strings
-      Node repeat{Node::Repeat, {}, {std::move(atom)}, min, max};
-      atom = std::move(repeat);
+      atom = repeated(std::move(atom), min, max);
     }
+  }
+
+  // A repeat of `atom`; a repeat of a repeat that matches the same strings as one repeat is
+  // written as that one (`(x*){2,65}` is `x*`, `(x+)+` is `x+`, `(x?)*` is `x*`): stacked
+  // repeats otherwise make an automaton that can be in many copies of x at once, and its
+  // grammar keeps thousands of parses alive for every character.
+  static Node repeated(Node atom, int min, int max) {
+    if (atom.kind == Node::Repeat && max != 0) {
+      const int inner_min = atom.min, inner_max = atom.max;
+      Node body = std::move(atom.parts[0]);
+      if (inner_min == 0 && inner_max == kUnbounded) return {Node::Repeat, {}, {std::move(body)}, 0, kUnbounded};
+      if (inner_min == 1 && inner_max == kUnbounded)
+        return {Node::Repeat, {}, {std::move(body)}, min, kUnbounded};
+      if (inner_min == 0 && inner_max == 1 && max == kUnbounded)
+        return {Node::Repeat, {}, {std::move(body)}, 0, kUnbounded};
+      atom = {Node::Repeat, {}, {std::move(body)}, inner_min, inner_max};
+    }
+    return {Node::Repeat, {}, {std::move(atom)}, min, max};
   }
 
   Node atom() {
