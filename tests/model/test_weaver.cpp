@@ -396,6 +396,7 @@ TEST(Weaver, ATurnCutAtMaxTokensIsJudgedByItsTextInEveryMode) {
     EXPECT_EQ(r.calls, reference.calls) << budget << ": " << r.text;
     kept_after_cut += r.stopped_at_max_tokens && !r.calls.empty();
   }
+  std::cout << compared << " budgets compared, " << kept_after_cut << " cut after a call closed\n";
   EXPECT_GE(compared, 5);
   EXPECT_GE(kept_after_cut, 1) << "precondition: a budget ends the turn between a call's JSON and its closer";
 }
