@@ -205,16 +205,6 @@ bool valid_utf8(const std::string& text) {
   return true;
 }
 
-}  // namespace
-
-Json error_body(const std::string& message, const std::string& type, const std::string& param,
-                const std::string& code) {
-  return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? Json() : Json(param)},
-                     {"code", code.empty() ? Json() : Json(code)}}}};
-}
-
-namespace {
-
 // Parameters that say what the answer must be, which this engine cannot give: refused by name
 // rather than ignored, so that no client takes an answer for the one it asked for. (Decoding is
 // greedy; sampling parameters - temperature, top_p, seed, penalties - are taken and have no
@@ -237,6 +227,12 @@ void refuse_what_cannot_be_honoured(const Json& body) {
 }
 
 }  // namespace
+
+Json error_body(const std::string& message, const std::string& type, const std::string& param,
+                const std::string& code) {
+  return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? Json() : Json(param)},
+                     {"code", code.empty() ? Json() : Json(code)}}}};
+}
 
 ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   if (!body.is_object()) throw RequestError("the request body must be a JSON object");

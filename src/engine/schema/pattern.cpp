@@ -124,14 +124,10 @@ class Parser {
   // grammar keeps thousands of parses alive for every character.
   static Node repeated(Node atom, int min, int max) {
     if (atom.kind == Node::Repeat && max != 0) {
-      const int inner_min = atom.min, inner_max = atom.max;
-      Node body = std::move(atom.parts[0]);
-      if (inner_min == 0 && inner_max == kUnbounded) return {Node::Repeat, {}, {std::move(body)}, 0, kUnbounded};
-      if (inner_min == 1 && inner_max == kUnbounded)
-        return {Node::Repeat, {}, {std::move(body)}, min, kUnbounded};
-      if (inner_min == 0 && inner_max == 1 && max == kUnbounded)
-        return {Node::Repeat, {}, {std::move(body)}, 0, kUnbounded};
-      atom = {Node::Repeat, {}, {std::move(body)}, inner_min, inner_max};
+      const bool star = atom.min == 0 && atom.max == kUnbounded, plus = atom.min == 1 && atom.max == kUnbounded,
+                 optional = atom.min == 0 && atom.max == 1;
+      if (star || (optional && max == kUnbounded)) return {Node::Repeat, {}, {std::move(atom.parts[0])}, 0, kUnbounded};
+      if (plus) return {Node::Repeat, {}, {std::move(atom.parts[0])}, min, kUnbounded};
     }
     return {Node::Repeat, {}, {std::move(atom)}, min, max};
   }
