@@ -9,7 +9,8 @@
 //   decode loop            generate() with its strategies and drafters
 //   compiled(tool_set)     the CompiledToolSet behind a public ToolSet
 //   skeleton, weave        SchemaWeaver's pieces
-//   model tools            windows over a text, importance, output probes
+//   model tools            windows over a text, importance, output probes, type choice under a
+//                          budget, the measured time of each weight type
 //   MCP messages           what a server sends, read into plain values
 #pragma once
 
@@ -26,7 +27,9 @@
 #include "engine/toolset/call_grammar.h"
 #include "engine/toolset/skeleton.h"
 #include "engine/toolset/tool_set.h"
+#include "modeltools/allocation.h"
 #include "modeltools/importance.h"
 #include "modeltools/output_probe.h"
+#include "modeltools/type_costs.h"
 #include "modeltools/text_reader.h"
 #include "protocols/mcp_messages.h"

@@ -15,10 +15,12 @@
 #include <set>
 
 #include "engine/model/model.h"
+#include "modeltools/allocation.h"
 #include "modeltools/gguf_metadata.h"
 #include "modeltools/importance.h"
 #include "modeltools/output_probe.h"
 #include "modeltools/text_reader.h"
+#include "modeltools/type_costs.h"
 #include "schemaweaver/engine.h"
 #include "util/measurement_cache.h"
 
@@ -43,22 +45,30 @@ const std::vector<ggml_type> kSuperBlockTypes = {GGML_TYPE_Q2_K, GGML_TYPE_Q3_K,
                                                  GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0};
 const std::vector<ggml_type> kBlockTypes = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
                                             GGML_TYPE_Q8_0};
+// For speed: the types llama.cpp repacks into its interleaved kernels on common CPUs (Q4_0,
+// IQ4_NL, Q4_K) and the finer ones beside them (no type under 4 bits: they cost accuracy that
+// no speed buys back here). The measured times decide among them; a type that is slower here
+// and no more accurate drops out of each matrix's hull.
+const std::vector<ggml_type> kSpeedTypes = {GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q5_0, GGML_TYPE_Q4_K,
+                                            GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,   GGML_TYPE_Q8_0};
+// The passes a tool call makes, by the tokens they carry: the share of passes of each size over
+// the 100-case BFCL sample of 2026-12-04 (Qwen2.5-Coder 0.5B and 1.5B; constrained, jump-forward
+// and schemaweaver counting alike; sizes over 4 counted as 8). Mostly one-token passes.
+const std::map<int, double> kToolCallPassMix = {{1, 0.72}, {2, 0.12}, {3, 0.04}, {4, 0.01}, {8, 0.11}};
 constexpr int64_t kSampleRows = 128;  // rows per matrix on which each type's error is estimated
-
-struct Choice {
-  ggml_type type;
-  uint64_t bytes;
-  double error;
-};
 
 struct Matrix {
   std::string name;
   int layer = -1;
   ggml_type source = GGML_TYPE_F32;
   int64_t row = 0, rows = 0;
-  uint64_t offset = 0;          // of its data in the file
-  std::vector<Choice> choices;  // fewer bytes first, each cutting the error per byte less
+  bool in_place = false;            // the token embeddings: kept for lookups, multiplied where they lie
+  bool multiplied = true;           // false: only looked up (no pass time depends on its type)
+  uint64_t offset = 0;              // of its data in the file
+  std::vector<TypeChoice> choices;  // its lower hull, cheapest first
   size_t chosen = 0;
+
+  MatrixShape shape() const { return {row, rows, !in_place}; }
 };
 
 // The tensor list of a GGUF file.
@@ -84,8 +94,13 @@ GgufIndex read_index(const std::string& path) {
     m.row = t.ne[0];
     m.rows = t.ne[1];
     m.offset = t.offset;
+    m.in_place = t.name == "token_embd.weight";
     index.matrices.push_back(std::move(m));
   }
+  // Without an output matrix of its own the model multiplies by its token embeddings.
+  const bool shared_output = std::none_of(index.matrices.begin(), index.matrices.end(),
+                                          [](const Matrix& m) { return m.name == "output.weight"; });
+  for (Matrix& m : index.matrices) m.multiplied = !m.in_place || shared_output;
   return index;
 }
 
@@ -158,29 +173,6 @@ double relative_error(const std::vector<float>& rows, const std::vector<float>& 
   return signal > 0 ? error / signal : 0.0;
 }
 
-// Keeps the choices on the lower convex hull of (bytes, error): along it each extra byte buys
-// less than the one before, so adding bytes greedily by the best rate is optimal.
-std::vector<Choice> lower_hull(std::vector<Choice> choices) {
-  std::sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) {
-    return a.bytes < b.bytes || (a.bytes == b.bytes && a.error < b.error);
-  });
-  std::vector<Choice> hull;
-  for (const Choice& c : choices) {
-    if (!hull.empty() && c.error >= hull.back().error) continue;  // more bytes, no less error
-    while (hull.size() >= 2) {
-      const Choice& a = hull[hull.size() - 2];
-      const Choice& b = hull.back();
-      // b is above the segment from a to c: going straight to c buys more per byte.
-      double via_b = (a.error - b.error) / double(b.bytes - a.bytes);
-      double direct = (a.error - c.error) / double(c.bytes - a.bytes);
-      if (via_b > direct) break;
-      hull.pop_back();
-    }
-    hull.push_back(c);
-  }
-  return hull;
-}
-
 // The matrix's statistic, or null if the calibration never saw it multiply activations.
 const float* importance_of(const Calibration& calibration, const Matrix& m) {
   auto found = calibration.importance.find(m.name);
@@ -193,21 +185,58 @@ const std::vector<ggml_type>& candidate_types(const Matrix& m) {
   return m.row % 256 == 0 ? kSuperBlockTypes : kBlockTypes;
 }
 
-// Each matrix's choices among `types` (its candidate types if empty), each with the relative
-// output error it adds, estimated on sampled rows.
+// The types a matrix may take when packing for speed: the fast list's types that fit its rows,
+// and its own type (which the quantizer can write without an importance matrix).
+std::vector<ggml_type> speed_candidate_types(const Matrix& m) {
+  std::vector<ggml_type> types;
+  for (ggml_type type : kSpeedTypes)
+    if (m.row % ggml_blck_size(type) == 0) types.push_back(type);
+  if (std::find(types.begin(), types.end(), m.source) == types.end() && !ggml_quantize_requires_imatrix(m.source))
+    types.push_back(m.source);
+  return types;
+}
+
+// What a type of a matrix costs against the budget: its bytes, or, packing for speed, its
+// estimated time in a pass of the mix (from the table measured on this CPU).
+struct CostModel {
+  const TypeCostTable* times = nullptr;  // null: bytes
+  std::vector<double> shares;            // of the passes of each size in times->tokens
+
+  double operator()(const Matrix& m, ggml_type type) const {
+    if (!times) return double(ggml_row_size(type, m.row) * uint64_t(m.rows));
+    if (!m.multiplied) return 0.0;
+    double ms = 0;
+    for (size_t i = 0; i < shares.size(); ++i) ms += shares[i] * times->cost(type, m.shape(), i);
+    return ms;
+  }
+  // The least any allowed type of every matrix costs.
+  double least(const std::vector<Matrix>& matrices,
+               const std::function<std::vector<ggml_type>(const Matrix&)>& types_of) const {
+    double total = 0;
+    for (const Matrix& m : matrices) {
+      std::vector<double> costs;
+      for (ggml_type type : types_of(m)) costs.push_back((*this)(m, type));
+      total += *std::min_element(costs.begin(), costs.end());
+    }
+    return total;
+  }
+};
+
+// Each matrix's choices among the types `types_of` allows, each with its cost and the
+// relative output error it adds, estimated on sampled rows; kept on their lower hull.
 void estimate_choices(const std::string& path, const Calibration& calibration,
-                      const std::vector<ggml_type>& types, std::vector<Matrix>& matrices) {
+                      const std::function<std::vector<ggml_type>(const Matrix&)>& types_of, const CostModel& cost,
+                      std::vector<Matrix>& matrices) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error("cannot open model file '" + path + "'");
   for (Matrix& m : matrices) {
     const int64_t count = std::min(m.rows, kSampleRows);
     std::vector<float> rows = sample_rows(file, m, count);
     const float* weight = importance_of(calibration, m);
-    std::vector<Choice> choices;
-    for (ggml_type type : types.empty() ? candidate_types(m) : types) {
-      uint64_t bytes = ggml_row_size(type, m.row) * uint64_t(m.rows);
-      choices.push_back(
-          {type, bytes, relative_error(rows, round_trip(type, rows, m.row, weight), m.row, weight)});
+    std::vector<TypeChoice> choices;
+    for (ggml_type type : types_of(m)) {
+      choices.push_back({type, ggml_row_size(type, m.row) * uint64_t(m.rows), cost(m, type),
+                         relative_error(rows, round_trip(type, rows, m.row, weight), m.row, weight)});
     }
     m.choices = lower_hull(std::move(choices));
     m.chosen = 0;
@@ -263,23 +292,8 @@ void weigh_by_output(const LoadedModel& model, const std::string& path, const Ca
   // A matrix no pass read (none in the models here) counts as the most sensitive one.
   for (Matrix& m : matrices) {
     auto found = scales.find(m.name);
-    for (Choice& c : m.choices) c.error *= found != scales.end() ? found->second : largest;
+    for (TypeChoice& c : m.choices) c.error *= found != scales.end() ? found->second : largest;
   }
-}
-
-// Before anything is measured: the budget must hold every matrix at its smallest type.
-void check_budget(const std::vector<Matrix>& matrices, uint64_t budget) {
-  uint64_t smallest = 0;
-  for (const Matrix& m : matrices) {
-    uint64_t least = UINT64_MAX;
-    for (ggml_type type : candidate_types(m))
-      least = std::min<uint64_t>(least, ggml_row_size(type, m.row) * uint64_t(m.rows));
-    smallest += least;
-  }
-  if (smallest > budget)
-    throw Error("a budget of " + std::to_string(budget) +
-                " bytes for the matrices is below the smallest packing (" + std::to_string(smallest) +
-                " bytes, every matrix at its smallest type)");
 }
 
 // llama.cpp's quantizer would store a matrix whose rows are not whole blocks of the type in
@@ -290,28 +304,6 @@ void check_fits(const std::vector<Matrix>& matrices, ggml_type type) {
       throw Error("type " + std::string(ggml_type_name(type)) + " does not fit '" + m.name +
                   "': its rows of " + std::to_string(m.row) + " weights are not whole blocks of " +
                   std::to_string(ggml_blck_size(type)));
-}
-
-// From every matrix at its smallest choice, moves up whichever step removes the most
-// error per byte while the budget allows.
-void allocate(std::vector<Matrix>& matrices, uint64_t budget) {
-  uint64_t used = 0;
-  for (const Matrix& m : matrices) used += m.choices[m.chosen].bytes;
-  while (true) {
-    Matrix* best = nullptr;
-    double best_rate = 0;
-    for (Matrix& m : matrices) {
-      if (m.chosen + 1 >= m.choices.size()) continue;
-      const Choice& now = m.choices[m.chosen];
-      const Choice& next = m.choices[m.chosen + 1];
-      if (used - now.bytes + next.bytes > budget) continue;
-      double rate = (now.error - next.error) / double(next.bytes - now.bytes);
-      if (!best || rate > best_rate) best = &m, best_rate = rate;
-    }
-    if (!best) break;
-    used += best->choices[best->chosen + 1].bytes - best->choices[best->chosen].bytes;
-    best->chosen += 1;
-  }
 }
 
 // A quantized type by name, in any case: ggml spells them "q3_K", people "Q3_K".
@@ -369,6 +361,43 @@ void write_packed(const PackOptions& options, const std::vector<Matrix>& matrice
   std::filesystem::rename(partial, options.output_path);
 }
 
+// The pass mix, checked: sizes 1..64, shares positive; normalised to sum 1.
+std::map<int, double> checked_mix(const std::map<int, double>& mix) {
+  double total = 0;
+  for (const auto& [tokens, share] : mix) {
+    if (tokens < 1 || tokens > 64) throw Error("a pass in the mix carries 1 to 64 tokens, not " + std::to_string(tokens));
+    if (!(share > 0)) throw Error("the share of passes of " + std::to_string(tokens) + " tokens must be positive");
+    total += share;
+  }
+  std::map<int, double> normalised;
+  for (const auto& [tokens, share] : mix) normalised[tokens] = share / total;
+  return normalised;
+}
+
+// Packing for speed: the time of every type a matrix may take, and of its source type, on every
+// shape of the model, measured (once) on this CPU.
+TypeCostTable time_types(const PackOptions& options, const std::vector<Matrix>& matrices,
+                         const std::map<int, double>& mix) {
+  std::set<ggml_type> types;
+  std::set<MatrixShape> shapes;
+  for (const Matrix& m : matrices) {
+    if (!m.multiplied) continue;
+    shapes.insert(m.shape());
+    types.insert(m.source);
+    for (ggml_type type : speed_candidate_types(m)) types.insert(type);
+  }
+  std::vector<int> tokens;
+  for (const auto& entry : mix) tokens.push_back(entry.first);
+  return cached_type_costs(options.model_path, {types.begin(), types.end()}, {shapes.begin(), shapes.end()}, tokens,
+                           options.threads);
+}
+
+std::string format_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", ms);
+  return text;
+}
+
 }  // namespace
 
 Json PackResult::to_json() const {
@@ -380,31 +409,63 @@ Json PackResult::to_json() const {
                             {"type", t.type},
                             {"elements", t.elements},
                             {"bytes", t.bytes},
+                            {"pass_ms", t.pass_ms},
                             {"error", t.error}});
   return {{"source_bytes", source_bytes},       {"packed_bytes", packed_bytes},
           {"bits_per_weight", bits_per_weight}, {"calibration_tokens", calibration_tokens},
-          {"error_unit", error_unit},           {"tensors", tensors_json}};
+          {"source_pass_ms", source_pass_ms},   {"packed_pass_ms", packed_pass_ms},
+          {"pass_mix", pass_mix},               {"error_unit", error_unit},
+          {"tensors", tensors_json}};
 }
 
 PackResult pack_model(const PackOptions& options) {
-  const bool by_budget = options.bits_per_weight > 0 || options.budget_bytes > 0;
-  if (by_budget == !options.uniform_type.empty())
-    throw Error("give a budget (bits per weight or bytes) or a uniform type, not both or neither");
-  const ggml_type uniform = by_budget ? GGML_TYPE_COUNT : quantized_type(options.uniform_type);
+  const bool by_bytes = options.bits_per_weight > 0 || options.budget_bytes > 0;
+  const bool for_speed = options.time_fraction > 0;
+  const bool uniform = !options.uniform_type.empty();
+  if (int(by_bytes) + int(for_speed) + int(uniform) != 1)
+    throw Error("give one budget: bytes (bits per weight or a size), time (a fraction of the source's) or a "
+                "uniform type");
+  const ggml_type uniform_type = uniform ? quantized_type(options.uniform_type) : GGML_TYPE_COUNT;
   std::string text = read_text(options.calibration_path, "calibration text");
   GgufIndex index = read_index(options.model_path);
   if (index.matrices.empty()) throw Error("'" + options.model_path + "' has no weight matrices to pack");
   uint64_t elements = 0;
   for (const Matrix& m : index.matrices) elements += uint64_t(m.row * m.rows);
-  const uint64_t budget =
-      options.bits_per_weight > 0                ? uint64_t(options.bits_per_weight * double(elements) / 8.0)
-      : options.budget_bytes > index.other_bytes ? options.budget_bytes - index.other_bytes
-                                                 : 0;
-  if (by_budget)
-    check_budget(index.matrices, budget);
-  else
-    check_fits(index.matrices, uniform);
-  const bool weigh = by_budget && options.sensitivity_tokens > 0;
+
+  // The budget, checked against the cheapest packing before anything slow is measured.
+  const std::function<std::vector<ggml_type>(const Matrix&)> types_of = [&](const Matrix& m) {
+    return uniform ? std::vector<ggml_type>{uniform_type} : for_speed ? speed_candidate_types(m) : candidate_types(m);
+  };
+  const std::map<int, double> mix = for_speed ? checked_mix(options.pass_mix.empty() ? kToolCallPassMix : options.pass_mix)
+                                              : std::map<int, double>{};
+  TypeCostTable times;
+  CostModel cost;
+  double budget = 0, source_cost = 0;
+  if (by_bytes) {
+    budget = options.bits_per_weight > 0 ? double(uint64_t(options.bits_per_weight * double(elements) / 8.0))
+             : options.budget_bytes > index.other_bytes ? double(options.budget_bytes - index.other_bytes)
+                                                        : 0.0;
+    const double smallest = cost.least(index.matrices, types_of);
+    if (smallest > budget)
+      throw Error("a budget of " + std::to_string(uint64_t(budget)) +
+                  " bytes for the matrices is below the smallest packing (" + std::to_string(uint64_t(smallest)) +
+                  " bytes, every matrix at its smallest type)");
+  } else if (for_speed) {
+    times = time_types(options, index.matrices, mix);
+    cost = {&times, {}};
+    for (const auto& entry : mix) cost.shares.push_back(entry.second);
+    for (const Matrix& m : index.matrices) source_cost += cost(m, m.source);
+    budget = options.time_fraction * source_cost;
+    const double fastest = cost.least(index.matrices, types_of);
+    if (fastest > budget)
+      throw Error("no packing is that fast: with every matrix at its fastest type here a pass's products take " +
+                  format_ms(fastest) + " (" + std::to_string(fastest / source_cost).substr(0, 4) +
+                  " of the source's " + format_ms(source_cost) + "), over the budget of " + format_ms(budget));
+  } else {
+    check_fits(index.matrices, uniform_type);
+  }
+
+  const bool weigh = !uniform && options.sensitivity_tokens > 0;
   ModelParams params;
   params.path = options.model_path;
   params.threads = options.threads;
@@ -412,23 +473,31 @@ PackResult pack_model(const PackOptions& options) {
   auto model = Model::load(params);
   const LoadedModel& impl = loaded(*model);
   Calibration calibration = measure_importance(impl, text, options.calibration_tokens);
-  // A uniform packing only needs the error of its one type.
-  estimate_choices(options.model_path, calibration,
-                   by_budget ? std::vector<ggml_type>{} : std::vector<ggml_type>{uniform}, index.matrices);
+  estimate_choices(options.model_path, calibration, types_of, cost, index.matrices);
   if (weigh)
     weigh_by_output(impl, options.model_path, calibration, text, options.sensitivity_tokens, index.matrices);
-  if (by_budget) allocate(index.matrices, budget);
+  if (!uniform) {
+    std::vector<std::vector<TypeChoice>> hulls;
+    for (const Matrix& m : index.matrices) hulls.push_back(m.choices);
+    const std::vector<size_t> chosen = allocate(hulls, budget);
+    for (size_t i = 0; i < chosen.size(); ++i) index.matrices[i].chosen = chosen[i];
+  }
   write_packed(options, index.matrices, calibration, impl.threads);
+
   PackResult result;
   result.source_bytes = index.source_bytes;
   result.calibration_tokens = calibration.tokens;
   result.error_unit = weigh ? "nats" : "relative";
+  result.pass_mix = mix;
+  result.source_pass_ms = source_cost;
   uint64_t packed = 0;
   for (const Matrix& m : index.matrices) {
-    const Choice& c = m.choices[m.chosen];
+    const TypeChoice& c = m.choices[m.chosen];
     packed += c.bytes;
+    const double pass_ms = for_speed ? c.cost : 0.0;
+    result.packed_pass_ms += pass_ms;
     result.tensors.push_back({m.name, m.layer, ggml_type_name(m.source), ggml_type_name(c.type),
-                              uint64_t(m.row * m.rows), c.bytes, c.error});
+                              uint64_t(m.row * m.rows), c.bytes, pass_ms, c.error});
   }
   result.packed_bytes = read_index(options.output_path).source_bytes;
   result.bits_per_weight = 8.0 * double(packed) / double(elements);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,37 @@
 namespace sw {
 
 namespace fs = std::filesystem;
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown-cpu";
+}
+
+// GCC says __SANITIZE_ADDRESS__; clang (the sanitizer build's compiler) only answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define SW_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SW_ADDRESS_SANITIZER 1
+#endif
+#endif
+
+const char* build_flavor() {
+#ifdef SW_ADDRESS_SANITIZER
+  return "-asan";
+#else
+  return "";
+#endif
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
 
 std::string measurement_path(const std::string& kind, const std::string& model_path, const std::string& key,
                              const std::string& label) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "schemaweaver/error.h"
 
@@ -27,6 +28,13 @@ std::optional<T> read_measurement(const std::string& path) {
     return std::nullopt;
   }
 }
+// What a timing depends on besides the model: the running CPU's model name and the build (a
+// sanitizer build runs several times slower: "-asan", else ""). Part of a timing's key.
+std::string cpu_model();
+const char* build_flavor();
+// The median of timings (robust to a pass slowed by another process); `values` not empty.
+double median(std::vector<double> values);
+
 // Written aside and renamed, so that a reader (another session, another process) never sees
 // half a file; a cache that cannot be written is left out silently (it only saves time).
 void write_measurement(const std::string& path, const Json& value);

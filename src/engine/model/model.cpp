@@ -19,14 +19,6 @@ void keep_errors(ggml_log_level level, const char* text, void*) {
   if (last_errors.size() > 2000) last_errors.erase(0, last_errors.size() - 2000);
 }
 
-void init_backend_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llama_log_set(keep_errors, nullptr);
-    llama_backend_init();
-  });
-}
-
 std::string token_piece(const llama_vocab* vocab, llama_token token) {
   char buf[256];
   int n = llama_token_to_piece(vocab, token, buf, sizeof buf, 0, true);
@@ -64,6 +56,14 @@ bool is_plain_string(const std::string& piece) {
 
 }  // namespace
 
+void init_llama_backend() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llama_log_set(keep_errors, nullptr);
+    llama_backend_init();
+  });
+}
+
 std::string llama_last_errors() {
   std::lock_guard<std::mutex> lock(log_mutex);
   std::string errors = last_errors;
@@ -98,7 +98,7 @@ llama_context_params LoadedModel::context_params() const {
 }
 
 std::shared_ptr<Model> Model::load(const ModelParams& params) {
-  init_backend_once();
+  init_llama_backend();
   {
     std::lock_guard<std::mutex> lock(log_mutex);
     last_errors.clear();

@@ -54,7 +54,10 @@ class LoadedModel final : public Model {
 // Every Model is a LoadedModel (Model::load makes them; no other class may derive from Model).
 inline const LoadedModel& loaded(const Model& model) { return static_cast<const LoadedModel&>(model); }
 
-// Silences llama.cpp's log output, keeping its last error lines for our error messages.
+// Once per process, before llama.cpp or ggml is used: its backends, and its log silenced but for
+// warnings and errors, kept for our error messages (all of it on stderr with SW_LLAMA_LOG set).
+void init_llama_backend();
+// The last of those warning and error lines.
 std::string llama_last_errors();
 
 }  // namespace sw

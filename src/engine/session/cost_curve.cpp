@@ -3,29 +3,11 @@
 #include "engine/model/context.h"
 #include "util/measurement_cache.h"
 
-#include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <optional>
 
 namespace sw {
 namespace {
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown-cpu";
-}
-
-// A sanitizer build runs several times slower; its curve must not serve a release build.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr const char* kBuildFlavor = "-asan";
-#else
-constexpr const char* kBuildFlavor = "";
-#endif
 
 // `count` ordinary text tokens (no special-token path is timed), repeating if need be.
 std::vector<llama_token> filler_tokens(const LoadedModel& model, int count) {
@@ -33,11 +15,6 @@ std::vector<llama_token> filler_tokens(const LoadedModel& model, int count) {
   std::vector<llama_token> out;
   for (int i = 0; i < count; ++i) out.push_back(text[size_t(i) % text.size()]);
   return out;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace
@@ -118,7 +95,7 @@ Speed measure_prefill_and_decode(Context& context, const LoadedModel& model, int
 
 std::string cost_curve_path(const LoadedModel& model) {
   return measurement_path("costs", model.params.path, cpu_model() + "|" + std::to_string(model.threads),
-                          "-t" + std::to_string(model.threads) + kBuildFlavor);
+                          "-t" + std::to_string(model.threads) + build_flavor());
 }
 
 CostCurve cached_cost_curve(Context& context, const LoadedModel& model) {
