@@ -573,8 +573,8 @@ def anchor(heading):
 
 
 def write_index():
-    """BENCHMARKS.md: every report under bench/results, newest first, with its command and its
-    sections as links. The reports are the one source; this file only points at them."""
+    """BENCHMARKS.md: every report under bench/results, newest first, with its command, the run's
+    summary.md if it has one, and its sections as links. The reports are the one source; this file only points at them."""
     lines = ["# Benchmarks", "",
              "Every suite run's report, newest first (written by `bench/bench.py` when it reports; the",
              "numbers live in the reports and the JSON beside them). README.md quotes the current ones.", ""]
@@ -587,6 +587,9 @@ def write_index():
         if command:
             lines.append(f"Command: {command}")
             lines.append("")
+        summary = path.parent / "summary.md"  # what a run's author said of it, beside the report
+        if summary.exists():
+            lines += summary.read_text().rstrip("\n").splitlines() + [""]
         for heading in (l[3:].strip() for l in text if l.startswith("## ")):
             lines.append(f"- [{heading}]({rel}#{anchor(heading)})")
         lines.append("")

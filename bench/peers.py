@@ -74,9 +74,14 @@ def llama_settings(case):
 
 
 def our_settings(case):
+    """Each mode; tool_choice auto; and, as llama-server's json_schema route gets a list schema
+    when several calls are expected, the calls as one list then (the `list` switch)."""
+    parallel = case["expected_calls"] > 1
     return [(mode, {"tool_choice": "required", "extra_body": {"x_decoding_mode": mode}})
             for mode in ("schemaweaver", "jump-forward", "constrained")] + \
-           [("schemaweaver, auto", {"tool_choice": "auto", "extra_body": {"x_decoding_mode": "schemaweaver"}})]
+           [("schemaweaver, auto", {"tool_choice": "auto", "extra_body": {"x_decoding_mode": "schemaweaver"}}),
+            ("schemaweaver, list if parallel",
+             {"tool_choice": "required", "extra_body": {"x_decoding_mode": "schemaweaver/list" if parallel else "schemaweaver"}})]
 
 
 class Server:
@@ -459,6 +464,8 @@ def report(args, model, out, summary, restart, agent):
                             "calls valid (jsonschema)", "sent -> first executable call, geomean (ms)",
                             "sent -> complete, geomean (ms)", "prefill mean (ms)", "decoding mean (ms)",
                             "cut at max_tokens", "errors"], rows))
+    if summary:
+        lines.append(goals(summary))
     if restart:
         lines.append(f"\nRestart: {restart['cases']} tool sets; first request after a restart "
                      f"{restart['first_call_after_restart_geomean_ms']:.0f} ms to the first call (geomean; "
@@ -474,6 +481,20 @@ def report(args, model, out, summary, restart, agent):
         lines.append(f"\n![where the time goes]({time_figure(summary, out, model.stem).name})\n")
     (out / "peers.md").write_text("\n".join(lines))
     print("\n".join(lines))
+
+
+def goals(summary):
+    """The issue's two numbers: correctness against llama-server's best setting, and the time to
+    the first executable call (warm prefix) against that setting's."""
+    def best(server):
+        warm = [s for s in summary if s["server"] == server and s["phase"] == "warm"]
+        return max(warm, key=lambda s: (s["correct"], -(s["first_call_geomean_ms"] or float("inf"))))
+    theirs, ours = best("llama-server"), best("schemaweaver")
+    ratio = (f"{ours['first_call_geomean_ms'] / theirs['first_call_geomean_ms']:.2f}x"
+             if ours["first_call_geomean_ms"] and theirs["first_call_geomean_ms"] else "-")
+    return (f"\nBest setting of each (most correct, then fastest): llama-server {theirs['setting']} "
+            f"{theirs['correct']}/{theirs['cases']}, schemaweaver {ours['setting']} {ours['correct']}/{ours['cases']}; "
+            f"time to the first executable call (warm prefix, geomean) {ratio} of llama-server's.\n")
 
 
 def time_figure(summary, out, title):

@@ -27,7 +27,7 @@ struct ModelParams {
   std::string path;          // GGUF file
   int context_size = 4096;   // tokens of KV cache per session
   int threads = 0;           // 0: all cores
-  std::string call_format;   // "" detects from the model; else "smollm2", "hermes", "json"
+  std::string call_format;   // "" detects from the model; else "smollm2", "hermes", "hermes-list", "json"
   bool vocab_only = false;   // load the tokenizer only (no weights; no Session possible)
   // How the weights are read (llama.cpp's loaders): mapped and read whole before the load
   // returns (mmap, the default), or copied into memory (false); repacked for the CPU's
@@ -147,6 +147,11 @@ struct CallOptions {
   // Calls in the turn at most (OpenAI's parallel_tool_calls false is 1); 0: any number. The
   // grammar ends the turn after the last allowed call; free decoding reports an error instead.
   int max_calls = 0;
+  // The turn's calls written as one JSON list inside the format's block (CallFormat::as_list),
+  // not block by block: for a request that expects several calls. A small model that ends its
+  // turn after the first of several blocks writes them all into a list; on a one-call request
+  // the list invites calls nobody asked for (bench/results/2026-12-04-peers). Not in free mode.
+  bool calls_as_list = false;
   // A tool chosen beforehand (a tool selector): the calls use this tool and its name is not
   // decoded. "" lets the model choose. Throws Error if no tool has this name.
   std::string tool;
@@ -165,7 +170,7 @@ struct CallOptions {
 
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,
 // "mode[/switch...]": the decoding mode, then switches that set `options` - auto (tool_choice
-// auto, any mode) and, for schemaweaver, no-parallel, no-padding, no-provisional, drafts,
+// auto, any mode), list (calls_as_list, any mode but free) and, for schemaweaver, no-parallel, no-padding, no-provisional, drafts,
 // whole-turn and unverified (WeaverOptions). Switches named in `own` are the caller's: they are
 // returned in order, for it to apply. Throws Error on an unknown mode or switch.
 std::vector<std::string> apply_mode(const std::string& text, CallOptions& options,

@@ -401,6 +401,41 @@ TEST(Weaver, ATurnCutAtMaxTokensIsJudgedByItsTextInEveryMode) {
   EXPECT_GE(kept_after_cut, 1) << "precondition: a budget ends the turn between a call's JSON and its closer";
 }
 
+// Calls as one list (the "list" switch): the turn is one JSON list in the format's block, and
+// SchemaWeaver writes in it what jump-forward writes (up to a near-tie). Qwen2.5-Coder-0.5B ends
+// its turn after the first of several `<tool_call>` blocks on these parallel cases; the pool
+// must hold one where the list carries more calls than the model's own format.
+TEST(Weaver, CallsAsAListAreOneListInEveryMode) {
+  auto coder = sw::Model::load({SW_TEST_MODEL_DIR "/qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf"});
+  int more_calls = 0;
+  for (const char* id : {"parallel_184", "parallel_155"}) {
+    sw::bfcl::Case c = bfcl_case(id);
+    auto tools = sw::parse_tools(c.functions);
+    sw::CallOptions options = weaving(160);
+    options.mode = sw::DecodeMode::JumpForward;
+    const sw::CallResult own = fresh_call(coder, c.messages, tools, options);
+    options.calls_as_list = true;
+    const sw::CallResult listed = fresh_call(coder, c.messages, tools, options);
+    ASSERT_TRUE(listed.error.empty()) << id << ": " << listed.error << "\n" << listed.text;
+    EXPECT_EQ(listed.text.rfind("<tool_call>\n[\n    {", 0), 0u) << listed.text;
+    more_calls += listed.calls.size() > own.calls.size();
+    options.mode = sw::DecodeMode::SchemaWeaver;
+    const sw::CallResult woven = fresh_call(coder, c.messages, tools, options);
+    EXPECT_TRUE(agree_where_decided(answer_of(listed), answer_of(woven))) << id;
+    if (woven.text == listed.text) EXPECT_EQ(woven.calls, listed.calls) << id;
+  }
+  EXPECT_GE(more_calls, 1) << "precondition: the list carries more calls than the model's own blocks on a case";
+  sw::CallOptions free_list;
+  free_list.mode = sw::DecodeMode::Free;
+  free_list.calls_as_list = true;
+  try {
+    fresh_call(coder, {{"user", "What is the weather like in Paris?"}}, weather_tools(), free_list);
+    ADD_FAILURE() << "calls as a list in the free mode were not refused";
+  } catch (const sw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("free mode"), std::string::npos) << e.what();
+  }
+}
+
 float max_abs_difference(const float* a, const float* b, int n) {
   float worst = 0;
   for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));

@@ -53,6 +53,27 @@ TEST(Format, SystemPromptListsToolsAsJson) {
   EXPECT_NE(smol.find("<tools>[{\"type\": \"function\""), std::string::npos);
 }
 
+TEST(Format, ListFormWritesTheTurnAsOneListInTheFormatsBlock) {
+  const sw::CallFormat hermes = sw::CallFormat::by_name("hermes");
+  const sw::CallFormat list = hermes.as_list();
+  EXPECT_EQ(list.name, "hermes-list");
+  // The model reads the same instructions and tool results as in its own format.
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f"}])"));
+  EXPECT_EQ(list.system_prompt(tools, ""), hermes.system_prompt(tools, ""));
+  EXPECT_EQ(list.tool_result("42"), hermes.tool_result("42"));
+  std::vector<sw::ToolCall> calls{{"a", sw::Json::parse(R"({"x": 1})")}, {"b", sw::Json::object()}};
+  const std::string text = list.calls_text(calls);
+  EXPECT_EQ(text,
+            "<tool_call>\n[\n    {\"name\": \"a\", \"arguments\": {\"x\": 1}},\n    "
+            "{\"name\": \"b\", \"arguments\": {}}\n]\n</tool_call>");
+  auto parsed = list.parse(text);
+  ASSERT_EQ(parsed.size(), 2u);
+  EXPECT_EQ(parsed[1].name, "b");
+  // Formats that already write a list are their own list form.
+  EXPECT_EQ(sw::CallFormat::by_name("smollm2").as_list().opener, "<tool_call>[");
+  EXPECT_EQ(sw::CallFormat::by_name("json").as_list().name, "json");
+}
+
 TEST(Format, CallTextIsCanonical) {
   sw::ToolCall call{"get_weather", sw::Json::parse(R"({"city": "Paris", "days": 3})")};
   EXPECT_EQ(sw::call_text(call), R"({"name": "get_weather", "arguments": {"city": "Paris", "days": 3}})");

@@ -102,6 +102,14 @@ TEST(CallGrammar, MaxCallsEndsTheTurn) {
   EXPECT_TRUE(matches(any, "[" + one + ", " + one + ", " + one + "]"));
 }
 
+TEST(CallGrammar, ListFormTakesSeveralCallsInOneBlock) {
+  const std::string one = R"({"name": "get_time", "arguments": {"tz": "UTC"}})";
+  auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("hermes").as_list(), weather_tools());
+  EXPECT_TRUE(matches(grammar, "<tool_call>\n[\n    " + one + "\n]\n</tool_call>"));
+  EXPECT_TRUE(matches(grammar, "<tool_call>\n[\n    " + one + ",\n    " + one + "\n]\n</tool_call>"));
+  EXPECT_FALSE(matches(grammar, "<tool_call>\n" + one + "\n</tool_call>"));
+}
+
 TEST(CallGrammar, ForcedTextIsWhatTheSchemaFixes) {
   auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("smollm2"), weather_tools());
   sw::Matcher m(grammar);

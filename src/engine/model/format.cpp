@@ -98,8 +98,8 @@ ToolCall to_call(const Json& value) {
 
 std::string CallFormat::system_prompt(const std::vector<ToolSpec>& tools,
                                       const std::string& user_system) const {
-  if (name == "smollm2") return smollm2_prompt(tools, user_system);
-  if (name == "hermes") return hermes_prompt(tools, user_system);
+  if (family == "smollm2") return smollm2_prompt(tools, user_system);
+  if (family == "hermes") return hermes_prompt(tools, user_system);
   return json_prompt(tools, user_system);
 }
 
@@ -111,7 +111,7 @@ std::string CallFormat::calls_text(const std::vector<ToolCall>& calls) const {
 
 std::pair<std::string, std::string> CallFormat::tool_result(const std::string& content) const {
   // Qwen2.5's template hands results back in the user's turn, each in a <tool_response> block.
-  if (name == "hermes") return {"user", "<tool_response>\n" + content + "\n</tool_response>"};
+  if (family == "hermes") return {"user", "<tool_response>\n" + content + "\n</tool_response>"};
   return {"tool", content};
 }
 
@@ -135,12 +135,17 @@ std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
 }
 
 CallFormat CallFormat::by_name(const std::string& name) {
-  if (name == "smollm2") return {"smollm2", "<tool_call>[", ", ", "]</tool_call>", "tool_call"};
+  if (name == "smollm2") return {"smollm2", "smollm2", "<tool_call>[", ", ", "]</tool_call>", "tool_call"};
   if (name == "hermes")
-    return {"hermes", "<tool_call>\n", "\n</tool_call>\n<tool_call>\n", "\n</tool_call>", "tool_call"};
-  if (name == "json") return {"json", "[", ", ", "]", ""};
-  throw Error("unknown call format '" + name + "' (known: smollm2, hermes, json)");
+    return {"hermes", "hermes", "<tool_call>\n", "\n</tool_call>\n<tool_call>\n", "\n</tool_call>", "tool_call"};
+  // Qwen2.5's calls as one JSON list in one block, laid out as the model writes a list.
+  if (name == "hermes-list")
+    return {"hermes-list", "hermes", "<tool_call>\n[\n    ", ",\n    ", "\n]\n</tool_call>", "tool_call"};
+  if (name == "json") return {"json", "json", "[", ", ", "]", ""};
+  throw Error("unknown call format '" + name + "' (known: smollm2, hermes, hermes-list, json)");
 }
+
+CallFormat CallFormat::as_list() const { return family == "hermes" ? by_name("hermes-list") : *this; }
 
 CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_call_token) {
   if (chat_template.find("<tool_call>") != std::string::npos || has_tool_call_token)

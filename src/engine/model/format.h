@@ -11,7 +11,8 @@
 namespace sw {
 
 struct CallFormat {
-  std::string name;       // "smollm2", "hermes", "json"
+  std::string name;       // "smollm2", "hermes", "json", ...
+  std::string family;     // whose instructions and tool results: "smollm2", "hermes" or "json"
   std::string opener;     // before the first call
   std::string separator;  // between two calls
   std::string closer;     // after the last call
@@ -26,10 +27,14 @@ struct CallFormat {
   // A tool's result as the model was trained to read it: the role of its message and its text.
   std::pair<std::string, std::string> tool_result(const std::string& content) const;
   // Whether consecutive results share one message (their texts joined by a newline).
-  bool joins_tool_results() const { return name == "hermes"; }
+  bool joins_tool_results() const { return family == "hermes"; }
 
   // Parses a model's free output. Throws Error with a short reason when it holds no call.
   std::vector<ToolCall> parse(const std::string& text) const;
+
+  // The format whose turn is one JSON list of calls: itself where it already is one (smollm2,
+  // json), else the list in the format's block ("hermes-list").
+  CallFormat as_list() const;
 
   static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
   // Chooses from the model's chat template and whether "<tool_call>" is a single token.

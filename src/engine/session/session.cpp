@@ -158,10 +158,14 @@ std::vector<std::string> apply_mode(const std::string& text, CallOptions& option
       options.tool_choice = ToolChoice::Auto;
       continue;
     }
+    if (name == "list") {
+      options.calls_as_list = true;
+      continue;
+    }
     auto weaver = std::find_if(weaver_switches.begin(), weaver_switches.end(),
                                [&](const auto& s) { return s.first == name; });
     if (weaver == weaver_switches.end()) {
-      std::string known = "auto";
+      std::string known = "auto, list";
       for (const auto& s : weaver_switches) known += ", " + s.first;
       for (const std::string& s : own) known += ", " + s;
       throw Error("'" + text + "': unknown switch '" + name + "' (known: " + known + ")");
@@ -235,26 +239,27 @@ Session::~Session() = default;
 
 namespace {
 
-// The tools a call may use: all, or the one the caller chose (its set held by `chosen`). A
-// call that may be a reply in text may go without tools.
+// The tools a call may use: all, or the one the caller chose, written as a list if the caller
+// asked (the set held by `chosen`). A call that may be a reply in text may go without tools.
 const CompiledToolSet& usable_tools(const CompiledToolSet& tools, const CallOptions& options,
                                     std::shared_ptr<const CompiledToolSet>& chosen) {
   if (tools.tools().empty() && options.tool_choice == ToolChoice::Required) throw Error("no tools given");
   if (options.tool.empty()) {
     if (!options.given_arguments.empty()) throw Error("given arguments need the tool they belong to");
-    return tools;
+  } else {
+    chosen = tools.only(options.tool);
+    for (const std::string& name : options.given_arguments) {
+      if (!chosen->tools().front().find_argument(name))
+        throw Error("tool '" + options.tool + "' has no argument '" + name + "'");
+    }
   }
-  chosen = tools.only(options.tool);
-  for (const std::string& name : options.given_arguments) {
-    if (!chosen->tools().front().find_argument(name))
-      throw Error("tool '" + options.tool + "' has no argument '" + name + "'");
-  }
-  return *chosen;
+  if (options.calls_as_list) chosen = (chosen ? *chosen : tools).as_list();
+  return chosen ? *chosen : tools;
 }
 
 // A call's inputs, checked: the tools it may use and its prompt's tokens.
 struct Prepared {
-  std::shared_ptr<const CompiledToolSet> chosen;  // the set of the tool the caller chose, if one
+  std::shared_ptr<const CompiledToolSet> chosen;  // the set of the tool the caller chose or the list form, if either
   const CompiledToolSet* tools = nullptr;
   ToolsMessage tools_message;  // null without tools
   std::vector<llama_token> prompt;
@@ -274,6 +279,8 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
     throw Error("given arguments are a SchemaWeaver option");
   if (options.draft_model && options.mode != DecodeMode::Speculative)
     throw Error("a draft model is an option of the speculative mode");
+  if (options.calls_as_list && options.mode == DecodeMode::Free)
+    throw Error("calls as a list are written under a grammar: the free mode writes what the model chooses");
   if (!all_tools.tools().empty())
     p.tools_message = [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); };
   p.prompt = model.tokenize(render(model, messages, p.tools_message), true);
@@ -500,7 +507,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
     // A turn cut off at max_tokens is judged by its text in every mode: the calls it completed
     // stand, a call it cut off fails the parse (the same text, the same answer).
     if (!failure.empty() && !generated.hit_token_limit) throw Error(failure);
-    result.calls = model.format.parse(result.text);
+    result.calls = tools.format().parse(result.text);
     if (options.max_calls > 0 && int(result.calls.size()) > options.max_calls)
       throw Error(std::to_string(result.calls.size()) + " calls where at most " + std::to_string(options.max_calls) +
                   " are allowed");

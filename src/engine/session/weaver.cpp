@@ -52,7 +52,7 @@ class Weaver {
     for (int index = 0;; ++index) {
       const ToolSpec* tool = choose_tool(index == 0);
       if (!tool || !weave_call(*tool, index)) break;
-      if (!ends_with(turn_, model_.format.separator)) break;
+      if (!ends_with(turn_, tools_.format().separator)) break;
     }
     context_.truncate(size_t(context_.used() - draft_left_));  // a guess the turn did not take
     result_.generation.text = turn_;
@@ -139,7 +139,7 @@ class Weaver {
   // name is then forced, and only how the model writes the format's opener is its choice, as
   // under jump-forward).
   const ToolSpec* choose_tool(bool first) {
-    std::string opener = first ? model_.format.opener : "";
+    std::string opener = first ? tools_.format().opener : "";
     std::string before = pending();
     add_text(opener);
     call_start_ = turn_.size();
@@ -327,7 +327,7 @@ class Weaver {
   // that spell it, so the guess is split into tokens as those phases split it.
   std::vector<llama_token> next_call_guess(const ToolSpec& tool, const std::string& held_back) const {
     auto tail = make_strategy(DecodeMode::JumpForward, model_, tools_.tail(tool, held_back, with_optional(), true, false));
-    Spelled closed = spell(*tail, model_, held_back + "}}" + model_.format.separator);
+    Spelled closed = spell(*tail, model_, held_back + "}}" + tools_.format().separator);
     if (!closed.complete) return closed.tokens;
     const std::string before = closed.unwritten;
     auto head = make_strategy(DecodeMode::JumpForward, model_, tools_.head(before));

@@ -66,8 +66,8 @@ std::shared_ptr<const T> Memo<T>::get(const std::string& key,
   return value;
 }
 
-CompiledToolSet::CompiledToolSet(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools)
-    : ToolSet(std::move(tools)), model_(std::move(model)) {
+CompiledToolSet::CompiledToolSet(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools, CallFormat format)
+    : ToolSet(std::move(tools)), model_(std::move(model)), format_(std::move(format)) {
   std::set<std::string> names;
   for (const ToolSpec& t : this->tools()) {
     if (!names.insert(t.name).second) throw Error("two tools are named '" + t.name + "'");
@@ -84,18 +84,26 @@ const ToolSpec* CompiledToolSet::find(const std::string& name) const {
 std::shared_ptr<const CompiledToolSet> CompiledToolSet::only(const std::string& name) const {
   const ToolSpec* tool = find(name);
   if (!tool) throw Error("no tool is named '" + name + "'");
-  return subsets_.get(name, [&] { return compile(model_, {*tool}); });
+  return subsets_.get(name, [&] { return compile(model_, {*tool}, &format_); });
+}
+
+std::shared_ptr<const CompiledToolSet> CompiledToolSet::as_list() const {
+  // No tool is named "" (tool specs are checked), so that key is free for the list form.
+  return subsets_.get("", [&] {
+    const CallFormat list = format_.as_list();
+    return compile(model_, tools(), &list);
+  });
 }
 
 std::shared_ptr<const std::string> CompiledToolSet::system_prompt(const std::string& user_system) const {
   return prompts_.get(user_system, [&] {
-    return std::make_shared<const std::string>(model().format.system_prompt(tools(), user_system));
+    return std::make_shared<const std::string>(format_.system_prompt(tools(), user_system));
   });
 }
 
 std::shared_ptr<const Grammar> CompiledToolSet::calls(int max_calls) const {
   return grammars_.get("calls " + std::to_string(max_calls),
-                       [&] { return build_call_grammar(model().format, tools(), max_calls); });
+                       [&] { return build_call_grammar(format_, tools(), max_calls); });
 }
 
 std::shared_ptr<const Grammar> CompiledToolSet::head(const std::string& prefix) const {
@@ -114,7 +122,7 @@ std::shared_ptr<const Grammar> CompiledToolSet::tail(const ToolSpec& tool, const
                     std::to_string(last_call) + " " + prefix;
   return grammars_.get(key, [&] {
     std::vector<Property> later = with_optional ? optional_arguments(tool) : std::vector<Property>{};
-    return build_tail_grammar(prefix, model().format, later, members_written, last_call);
+    return build_tail_grammar(prefix, format_, later, members_written, last_call);
   });
 }
 
@@ -132,7 +140,7 @@ std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
     if (with_optional) {
       for (const Property& p : optional_arguments(tool)) arguments.push_back(p);
     }
-    return build_tail_grammar("{\"name\": " + dump_json(Json(tool.name)) + ", \"arguments\": ", model().format,
+    return build_tail_grammar("{\"name\": " + dump_json(Json(tool.name)) + ", \"arguments\": ", format_,
                               arguments, false, last_call);
   });
 }
@@ -147,14 +155,16 @@ std::shared_ptr<const Skeleton> CompiledToolSet::skeleton(const std::string& hea
 }
 
 std::shared_ptr<const CompiledToolSet> CompiledToolSet::compile(std::shared_ptr<const Model> model,
-                                                                 std::vector<ToolSpec> tools) {
+                                                                 std::vector<ToolSpec> tools,
+                                                                 const CallFormat* format) {
   const double before = compile_clock_ms();
   auto set = timed([&] {
-    auto compiled = std::make_shared<CompiledToolSet>(std::move(model), std::move(tools));
+    CallFormat written = format ? *format : loaded(*model).format;
+    auto compiled = std::make_shared<CompiledToolSet>(std::move(model), std::move(tools), std::move(written));
     // What every call of the serial modes and every first SchemaWeaver call needs.
     if (!compiled->tools().empty()) {
       compiled->calls(0);
-      compiled->head(compiled->model().format.opener);
+      compiled->head(compiled->format().opener);
     }
     compiled->system_prompt("");
     return compiled;

@@ -44,17 +44,24 @@ class Memo {
 class CompiledToolSet final : public ToolSet {
  public:
   // Checks the tools and compiles what every call needs (compile_tools).
+  // `format`: how its calls are written; null: the model's own format.
   static std::shared_ptr<const CompiledToolSet> compile(std::shared_ptr<const Model> model,
-                                                        std::vector<ToolSpec> tools);
+                                                        std::vector<ToolSpec> tools,
+                                                        const CallFormat* format = nullptr);
   // The bare set; compile() is what callers use. Throws Error if two tools share a name.
-  CompiledToolSet(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools);
+  CompiledToolSet(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools, CallFormat format);
 
   const LoadedModel& model() const { return loaded(*model_); }
   const std::shared_ptr<const Model>& model_handle() const { return model_; }
+  // How the calls of this set are written (the model's format, or its list form).
+  const CallFormat& format() const { return format_; }
   const ToolSpec* find(const std::string& name) const;
   // The set of one of its tools (a tool chosen by the caller), compiled once. Throws Error if
   // no tool has this name.
   std::shared_ptr<const CompiledToolSet> only(const std::string& name) const;
+  // The same tools with the turn's calls written as one JSON list (CallFormat::as_list),
+  // compiled once.
+  std::shared_ptr<const CompiledToolSet> as_list() const;
 
   // The system message that shows the tools, with the user's own system text.
   std::shared_ptr<const std::string> system_prompt(const std::string& user_system) const;
@@ -78,10 +85,11 @@ class CompiledToolSet final : public ToolSet {
 
  private:
   std::shared_ptr<const Model> model_;
+  CallFormat format_;
   Memo<std::string> prompts_;
   Memo<Grammar> grammars_;
   Memo<Skeleton> skeletons_;
-  Memo<CompiledToolSet> subsets_;
+  Memo<CompiledToolSet> subsets_;  // by a tool's name, and "" for the list form
 };
 
 // The library's only kind of ToolSet.
