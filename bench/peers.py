@@ -133,6 +133,22 @@ def complete_json(text):
         return False
 
 
+def first_call_complete(content):
+    """Whether a response_format answer holds a whole call yet: the whole object, or the first
+    element of a list (a client reading the stream can run that call while the rest comes)."""
+    text = content.lstrip()
+    if not text.startswith("["):
+        return complete_json(text)
+    start = text.find("{")
+    if start < 0:
+        return False
+    try:
+        json.JSONDecoder().raw_decode(text, start)
+        return True
+    except ValueError:
+        return False
+
+
 def ask(server, messages, tools, setting, parallel):
     """Streams one request; returns what came back and when."""
     options = dict(setting)
@@ -161,7 +177,7 @@ def ask(server, messages, tools, setting, parallel):
                     first_call_ms = (time.perf_counter() - start) * 1000
             if delta.content:
                 content += delta.content
-                if first_call_ms is None and "response_format" in options and complete_json(content):
+                if first_call_ms is None and "response_format" in options and first_call_complete(content):
                     first_call_ms = (time.perf_counter() - start) * 1000
     except (openai.APIError, openai.APIConnectionError) as e:
         error = f"{type(e).__name__}: {e}"

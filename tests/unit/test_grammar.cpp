@@ -28,8 +28,14 @@ TEST(ValueGrammar, AcceptsAndRejects) {
   const ValueCase cases[] = {
       {R"({"type": "string"})", {R"("")", R"("Paris")", R"("a \"q\" \\ \u00e9")", "\"caf\xc3\xa9\""},
        {"Paris", R"("unterminated)", R"("bad \x escape")", "\"a\nb\""}},
-      {R"({"type": "integer"})", {"0", "42", "-7"}, {"007", "1.5", "-", "+1", "\"1\""}},
-      {R"({"type": "number"})", {"0", "3.25", "-1e5", "2E-3", "10"}, {"1.", ".5", "1e", "--1"}},
+      {R"({"type": "integer"})", {"0", "42", "-7", "9007199254740993", "-1000000000000000"},
+       {"007", "1.5", "-", "+1", "\"1\"", "50000000000000000", "-10000000000000000"}},
+      {R"({"type": "number"})", {"0", "3.25", "-1e5", "2E-3", "10", "0.3333333333333333", "1e308"},
+       {"1.", ".5", "1e", "--1", "0.33333333333333333", "12345678901234567.5", "1e0308"}},
+      // Digits beyond 16 are refused where the schema sets no bound that needs them.
+      {R"({"type": "integer", "minimum": 5})", {"5", "9999999999999999"}, {"4", "10000000000000000"}},
+      {R"({"type": "number", "exclusiveMinimum": 0})", {"0.0000000000000001", "0.5", "7.25"},
+       {"0", "0.0", "0.00000000000000001", "0.50000000000000000"}},
       {R"({"type": "boolean"})", {"true", "false"}, {"True", "1", "null"}},
       {R"({"type": "string", "enum": ["celsius", "fahrenheit"]})", {R"("celsius")", R"("fahrenheit")"},
        {R"("kelvin")", R"("celsius )"}},

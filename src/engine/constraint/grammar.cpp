@@ -102,6 +102,12 @@ uint32_t GrammarBuilder::star(const std::string& name, const Sequence& item) {
   return rule;
 }
 
+uint32_t GrammarBuilder::at_most(const std::string& name, size_t n, const Sequence& item) {
+  uint32_t rule = add(name, {Sequence{}});
+  for (size_t i = 0; i < n; ++i) rule = add(name, {item + ref(rule), {}});
+  return rule;
+}
+
 Grammar GrammarBuilder::build(uint32_t root) {
   for (size_t r = 0; r < grammar_.rules.size(); ++r) {
     if (grammar_.rules[r].empty())

@@ -50,6 +50,8 @@ class GrammarBuilder {
   uint32_t add(const std::string& name, std::vector<Sequence> alternatives);
   // R ::= item R | empty  (zero or more)
   uint32_t star(const std::string& name, const Sequence& item);
+  // Up to n items: R ::= item R' | empty, n deep.
+  uint32_t at_most(const std::string& name, size_t n, const Sequence& item);
 
   Grammar build(uint32_t root);
 

@@ -128,26 +128,24 @@ class SchemaRules {
     return {G::literal("\"") + b_.ref(chars) + G::literal("\"")};
   }
 
-  uint32_t digits() {
-    return shared("digits", [&] {
-      uint32_t more = b_.star("more-digits", G::byte_range('0', '9'));
-      return std::vector<Sequence>{G::byte_range('0', '9') + b_.ref(more)};
-    });
-  }
-
+  // Numbers as JSON writes them, their digits bounded (kMaxNumberDigits).
   std::vector<Sequence> integer_rule() {
-    uint32_t more = b_.star("int-tail", G::byte_range('0', '9'));
+    const Sequence digit = G::byte_range('0', '9');
+    uint32_t more = b_.at_most("int-tail", kMaxNumberDigits - 1, digit);
     uint32_t natural = b_.add("natural", {G::literal("0"), G::byte_range('1', '9') + b_.ref(more)});
     return {b_.ref(natural), G::literal("-") + b_.ref(natural)};
   }
 
   std::vector<Sequence> number_rule() {
+    const Sequence digit = G::byte_range('0', '9');
     Sequence integer = b_.ref(shared("integer", [&] { return integer_rule(); }));
-    uint32_t fraction = b_.add("fraction", {G::literal(".") + b_.ref(digits()), {}});
+    uint32_t fraction_digits = b_.at_most("fraction-digits", kMaxNumberDigits - 1, digit);
+    uint32_t fraction = b_.add("fraction", {G::literal(".") + digit + b_.ref(fraction_digits), {}});
     ByteSet e, sign;
     e.set('e'); e.set('E'); sign.set('+'); sign.set('-');
     uint32_t exp_sign = b_.add("exp-sign", {G::bytes(sign), {}});
-    uint32_t exponent = b_.add("exponent", {G::bytes(e) + b_.ref(exp_sign) + b_.ref(digits()), {}});
+    uint32_t exp_digits = b_.at_most("exp-digits", kMaxExponentDigits - 1, digit);
+    uint32_t exponent = b_.add("exponent", {G::bytes(e) + b_.ref(exp_sign) + digit + b_.ref(exp_digits), {}});
     return {integer + b_.ref(fraction) + b_.ref(exponent)};
   }
 

@@ -283,10 +283,9 @@ class NumberRules {
       const std::string to = high && length == longest ? std::to_string(*high) : std::string(length, '9');
       options.push_back(same_length(from, to));
     }
-    if (!high) {  // every longer integer
-      uint32_t more = b_.star("more-digits", G::byte_range('0', '9'));
-      options.push_back(G::byte_range('1', '9') + any_digits(low_digits.size()) + b_.ref(more));
-    }
+    if (!high && low_digits.size() < kMaxNumberDigits)  // every longer integer, up to kMaxNumberDigits digits
+      options.push_back(G::byte_range('1', '9') + any_digits(low_digits.size()) +
+                        b_.ref(b_.at_most("more-digits", kMaxNumberDigits - low_digits.size() - 1, G::byte_range('0', '9'))));
     return options;
   }
 
@@ -321,16 +320,19 @@ class NumberRules {
   }
 
  private:
-  // ("." digits)? with every digit from `digit` ("0": zeros only).
+  // ("." digits)? with every digit from `digit` ("0": zeros only), kMaxNumberDigits at most.
   uint32_t optional_fraction(const std::string& digit) {
     const Sequence d = digit == "0" ? G::literal("0") : G::byte_range('0', '9');
-    uint32_t more = b_.star("fraction-digits", d);
-    return b_.add("fraction", {G::literal(".") + d + b_.ref(more), {}});
+    return b_.add("fraction", {G::literal(".") + d + b_.ref(b_.at_most("fraction-digits", kMaxNumberDigits - 1, d)), {}});
   }
-  // "." digits, one of them not zero.
+  // "." and up to kMaxNumberDigits digits, one of them not zero.
   Sequence nonzero_fraction() {
-    uint32_t digits = b_.star("fraction-digits", G::byte_range('0', '9'));
-    return G::literal(".") + b_.ref(digits) + G::byte_range('1', '9') + b_.ref(digits);
+    const Sequence nonzero = G::byte_range('1', '9');
+    uint32_t rule = b_.add("nonzero-digits", {nonzero});  // n digits at most, by induction on n
+    for (size_t n = 2; n <= kMaxNumberDigits; ++n)
+      rule = b_.add("nonzero-digits", {nonzero + b_.ref(b_.at_most("fraction-digits", n - 1, G::byte_range('0', '9'))),
+                                       G::literal("0") + b_.ref(rule)});
+    return G::literal(".") + b_.ref(rule);
   }
 
   GrammarBuilder& b_;

@@ -9,6 +9,14 @@
 
 namespace sw {
 
+// Digits of a number's integer part (where the schema sets no upper bound) and of its fraction,
+// at most: a double holds every integer up to 2^53 (16 digits) exactly and about 16 significant
+// digits, and RFC 7493 asks JSON numbers to fit one. It also ends a number a model would repeat
+// a digit of to max_tokens (Gemma 3 270M writes "time": 5000000...).
+constexpr size_t kMaxNumberDigits = 16;
+// Digits of an exponent, at most (a double's is below 309).
+constexpr size_t kMaxExponentDigits = 3;
+
 // Whether the schema has keywords string_value or number_value must enforce.
 bool has_string_keywords(const Schema& schema);
 bool has_number_keywords(const Schema& schema);
