@@ -76,7 +76,7 @@ def llama_settings(case):
 def our_settings(case):
     """Each mode; tool_choice auto; and, as llama-server's json_schema route gets a list schema
     when several calls are expected, the calls as one list then (the `list` switch)."""
-    parallel = case["expected_calls"] > 1
+    parallel = case is not None and case["expected_calls"] > 1
     return [(mode, {"tool_choice": "required", "extra_body": {"x_decoding_mode": mode}})
             for mode in ("schemaweaver", "jump-forward", "constrained")] + \
            [("schemaweaver, auto", {"tool_choice": "auto", "extra_body": {"x_decoding_mode": "schemaweaver"}}),
