@@ -408,7 +408,7 @@ TEST(Weaver, ATurnCutAtMaxTokensIsJudgedByItsTextInEveryMode) {
 TEST(Weaver, CallsAsAListAreOneListInEveryMode) {
   auto coder = sw::Model::load({SW_TEST_MODEL_DIR "/qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf"});
   int more_calls = 0;
-  for (const char* id : {"parallel_184", "parallel_155"}) {
+  for (const char* id : {"parallel_184", "parallel_155", "parallel_20"}) {
     sw::bfcl::Case c = bfcl_case(id);
     auto tools = sw::parse_tools(c.functions);
     sw::CallOptions options = weaving(160);
