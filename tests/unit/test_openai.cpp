@@ -53,6 +53,13 @@ TEST(OpenAiRequest, ParsesAConversationWithToolCallsAndResults) {
   EXPECT_EQ(r.options.max_calls, 1);
 }
 
+TEST(OpenAiRequest, ListSwitchAsksForTheCallsAsOneList) {
+  EXPECT_FALSE(openai::parse_chat_request(request()).options.calls_as_list);
+  openai::ChatRequest r = openai::parse_chat_request(request(R"(, "x_decoding_mode": "jump-forward/list")"));
+  EXPECT_TRUE(r.options.calls_as_list);
+  EXPECT_EQ(r.options.mode, sw::DecodeMode::JumpForward);
+}
+
 TEST(OpenAiRequest, DefaultsFollowOpenAi) {
   openai::ChatRequest r = openai::parse_chat_request(request());
   EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Auto);
