@@ -102,10 +102,10 @@ uint32_t GrammarBuilder::star(const std::string& name, const Sequence& item) {
   return rule;
 }
 
-uint32_t GrammarBuilder::at_most(const std::string& name, size_t n, const Sequence& item) {
-  uint32_t rule = add(name, {Sequence{}});
-  for (size_t i = 0; i < n; ++i) rule = add(name, {item + ref(rule), {}});
-  return rule;
+std::vector<uint32_t> GrammarBuilder::up_to(const std::string& name, size_t n, const Sequence& item) {
+  std::vector<uint32_t> rules{add(name, {Sequence{}})};
+  for (size_t i = 0; i < n; ++i) rules.push_back(add(name, {item + ref(rules.back()), {}}));
+  return rules;
 }
 
 Grammar GrammarBuilder::build(uint32_t root) {

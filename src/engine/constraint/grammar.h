@@ -50,8 +50,10 @@ class GrammarBuilder {
   uint32_t add(const std::string& name, std::vector<Sequence> alternatives);
   // R ::= item R | empty  (zero or more)
   uint32_t star(const std::string& name, const Sequence& item);
-  // Up to n items: R ::= item R' | empty, n deep.
-  uint32_t at_most(const std::string& name, size_t n, const Sequence& item);
+  // The rules of up to 0, 1, ..., n items: R_k ::= item R_{k-1} | empty.
+  std::vector<uint32_t> up_to(const std::string& name, size_t n, const Sequence& item);
+  // Up to n items (the last of up_to).
+  uint32_t at_most(const std::string& name, size_t n, const Sequence& item) { return up_to(name, n, item).back(); }
 
   Grammar build(uint32_t root);
 

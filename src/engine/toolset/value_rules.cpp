@@ -328,10 +328,10 @@ class NumberRules {
   // "." and up to kMaxNumberDigits digits, one of them not zero.
   Sequence nonzero_fraction() {
     const Sequence nonzero = G::byte_range('1', '9');
+    const std::vector<uint32_t> any = b_.up_to("fraction-digits", kMaxNumberDigits - 1, G::byte_range('0', '9'));
     uint32_t rule = b_.add("nonzero-digits", {nonzero});  // n digits at most, by induction on n
     for (size_t n = 2; n <= kMaxNumberDigits; ++n)
-      rule = b_.add("nonzero-digits", {nonzero + b_.ref(b_.at_most("fraction-digits", n - 1, G::byte_range('0', '9'))),
-                                       G::literal("0") + b_.ref(rule)});
+      rule = b_.add("nonzero-digits", {nonzero + b_.ref(any[n - 1]), G::literal("0") + b_.ref(rule)});
     return G::literal(".") + b_.ref(rule);
   }
 
