@@ -123,7 +123,7 @@ def stage_modes(cfg, model, out, largest):
 
 def stage_peers(cfg, model, out):
     run([CACHE / "venv" / "bin" / "python", ROOT / "bench" / "peers.py", "--model", model, "--sample", cfg.sample,
-         "--restart-cases", 4 if cfg.quick else 10, "--out", out / "peers"])
+         "--restart-cases", 4 if cfg.quick else 10, "--settings", cfg.peer_settings, "--out", out / "peers"])
 
 
 def stage_rss(cfg, model, out):
@@ -517,6 +517,8 @@ def main():
     parser.add_argument("--sample", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--modes", default=None, help="run only these of the modes stage's modes (comma-separated)")
+    parser.add_argument("--peer-settings", choices=("all", "best"), default="all",
+                        help="the peers stage: every setting, or each server's best one (bench/peers.py --settings)")
     cfg = parser.parse_args()
     quick = cfg.quick
     cfg.models = cfg.models or ("default" if quick else "all")

@@ -73,6 +73,12 @@ def llama_settings(case):
                                                  "json_schema": {"name": "tool_call", "schema": schema}}})]
 
 
+# --settings best: each server's best setting on every model measured so far (and llama-server's
+# auto, its first request with a new tool set), for a model too slow to run every setting.
+BEST_SETTINGS = {("llama-server", "auto"), ("llama-server", "json_schema"),
+                 ("schemaweaver", "schemaweaver"), ("schemaweaver", "schemaweaver, list if parallel")}
+
+
 def our_settings(case):
     """Each mode; tool_choice auto; and, as llama-server's json_schema route gets a list schema
     when several calls are expected, the calls as one list then (the `list` switch)."""
@@ -260,6 +266,8 @@ def run_case(server, case, position, args):
     settings = (llama_settings if server.name == "llama-server" else our_settings)(case)
     if position >= args.required_cases:
         settings = [s for s in settings if not (server.name == "llama-server" and s[0] == "required")]
+    if args.settings == "best":
+        settings = [s for s in settings if (server.name, s[0]) in BEST_SETTINGS]
     for phase, (setting_name, setting) in [("cold", settings[0])] + [("warm", s) for s in settings]:
         result = ask(server, case["messages"], case["tools"], setting, parallel)
         result.update(id=case["id"], category=case["category"], server=server.name, setting=setting_name,
@@ -539,6 +547,8 @@ def main():
     parser.add_argument("--restart-cases", type=int, default=10)
     parser.add_argument("--required-cases", type=int, default=20,
                         help="cases on which llama-server's tool_choice required is tried")
+    parser.add_argument("--settings", choices=("all", "best"), default="all",
+                        help="every setting, or each server's best one only (BEST_SETTINGS)")
     parser.add_argument("--parts", default="bfcl,restart,agent")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
