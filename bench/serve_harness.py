@@ -3,6 +3,7 @@ import contextlib
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 
@@ -35,3 +36,21 @@ def running_server(cli, model, *options, quiet=True, startup_seconds=120):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def http(base, method, path, body=None, headers=None):
+    """(status, body text) of a raw request."""
+    request = urllib.request.Request(base + path, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def metric(base, name):
+    _, text = http(base, "GET", "/metrics")
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"metric {name} missing:\n{text}")

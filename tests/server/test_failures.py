@@ -15,13 +15,12 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_harness import running_server  # noqa: E402
+from serve_harness import metric, running_server  # noqa: E402
 
 WEATHER = [{"role": "user", "content": "What is the weather like in Paris?"}]
 # A city must be five digits: the model writes a name, which free decoding does not prevent.
@@ -77,11 +76,13 @@ def test_timeout(cli, model, tools):
     with running_server(cli, model, "--timeout", 1) as (_, base, _port):
         client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=60)
         long_story = [{"role": "user", "content": "Count from 1 to 500, one number per line."}]
-        started = time.time()
         expect_status(lambda: client.chat.completions.create(model="any", messages=long_story, tools=tools,
                                                              tool_choice="none", max_tokens=1024),
                       504, "timeout", "a request past --timeout")
-        check(time.time() - started < 10, f"the timeout ends the request: {time.time() - started:.1f} s")
+        # The generation itself was stopped, not answered 504 after it ran to the end: how long
+        # that would take depends on the machine, what the server counts does not.
+        check(metric(base, "schemaweaver_calls_cancelled_total") == 1,
+              "the timeout cancels the generation: calls_cancelled_total is 1")
 
 
 def test_api_key(cli, model, tools):

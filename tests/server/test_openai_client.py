@@ -14,34 +14,14 @@ import socket
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_harness import running_server  # noqa: E402
+from serve_harness import http, metric, running_server  # noqa: E402
 
 WEATHER = "What is the weather like in Paris?"
-
-
-def http(base, method, path, body=None, headers=None):
-    """(status, body text) of a raw request."""
-    request = urllib.request.Request(base + path, data=body, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
-def metric(base, name):
-    _, text = http(base, "GET", "/metrics")
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError(f"metric {name} missing:\n{text}")
 
 
 def check(condition, message):

@@ -1,7 +1,6 @@
 // Inputs the fuzz targets (fuzz/) found, kept in tests/data/fuzz: each once crashed the code it
 // reached (an exception other than sw::Error, or a read past the end). Here each gets the clean
 // answer it has now; the sanitizer build also replays every file through its target.
-#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -100,45 +99,45 @@ TEST(FuzzFindings, APatternOfThousandsOfStatesBuildsItsGrammar) {
 
 // fuzz_pattern: repeats stacked on repeats (`bc*++++++++++++*+***`) made `x+` two copies of x
 // each, a program of 2^13 copies, whose grammar took minutes to build. `x+` is now one copy
-// looping back, and the grammar's construction visits a bounded number of states, so the
-// pattern builds at once and means what it says: a b, then any run of c.
+// looping back: the pattern is the program of `bc*`, and means what it says: a b, then any run of c.
 TEST(FuzzFindings, RepeatsStackedOnRepeatsBuildAtOnce) {
   const std::string input = finding("pattern-nested-repeats.bin");
   const std::string source = input.substr(0, input.find('\0'));
   ASSERT_EQ(source.substr(0, 16), "bc*++++++++++++*");
-  const auto started = std::chrono::steady_clock::now();
+  const std::string stacked = "^" + source.substr(0, 20) + "$";  // ^bc*++++++++++++*+***$
+  EXPECT_EQ(sw::Pattern(stacked).instructions().size(), sw::Pattern("^bc*$").instructions().size());
   sw::Schema schema;
   schema.type = sw::Type::String;
-  schema.checks["pattern"] = "^" + source.substr(0, 20) + "$";  // bc*++++++++++++*+***
+  schema.checks["pattern"] = stacked;
   sw::Matcher matcher(sw::build_value_grammar(schema));
   EXPECT_TRUE(matcher.accepts("\"bccc\""));
   EXPECT_TRUE(matcher.accepts("\"b\""));
   EXPECT_FALSE(matcher.accepts("\"bcb\""));
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
-  // A program of 200000 instructions, nearly all branches: refused in bounded time.
-  schema.checks["pattern"] = "^((a*b*)*c?)*(((a*b*)*c?)*d?){2000}$";
-  const auto refused = std::chrono::steady_clock::now();
+  // A program of nearly 200000 instructions, nearly all branches: refused by the bound on the
+  // steps its grammar's construction may take (that bound, not a clock, keeps it short).
+  schema.checks["pattern"] = "^((a*b*)*c?)*(((a*b*)*c?)*d?){1000}$";
   try {
     sw::build_value_grammar(schema);
-  } catch (const sw::Error&) {
+    ADD_FAILURE() << "built";
+  } catch (const sw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("branches too much"), std::string::npos) << e.what();
   }
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - refused).count(), 5.0);
 }
 
 // fuzz_pattern: `.*{2,65}` made an automaton that could be in 65 copies of `.*` at once; its
 // grammar kept about 2300 parses alive and matched a byte in 18 ms (a text of 80 bytes took
-// over 10 s under the sanitizers). A repeat of a repeat is now the one repeat it equals.
+// over 10 s under the sanitizers). A repeat of a repeat is now the one repeat it equals: the
+// pattern is the program it is without `{2,65}`.
 TEST(FuzzFindings, ARepeatOfARepeatIsOneRepeat) {
   const std::string input = finding("pattern-repeated-star.bin");
   const std::string source = input.substr(0, input.find('\0')), text = input.substr(input.find('\0') + 1);
   ASSERT_EQ(source.substr(0, 9), "^.*{2,65}");
+  EXPECT_EQ(sw::Pattern(source).instructions().size(), sw::Pattern("^.*" + source.substr(9)).instructions().size());
   sw::Schema schema;
   schema.type = sw::Type::String;
   schema.checks["pattern"] = source;
-  const auto started = std::chrono::steady_clock::now();
   sw::Matcher matcher(sw::build_value_grammar(schema));
   matcher.advance(sw::Json(text).dump(-1, ' ', false, sw::Json::error_handler_t::replace));
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 1.0);
   // The same strings as before: a repeat of a repeat means what it meant.
   for (const auto& [pattern, yes, no] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"^(ab*){2,65}$", "aba", "b"}, {"^(a*){2,65}$", "", "b"}, {"^(a+){2,3}$", "aaaaa", "a"},

@@ -2,7 +2,9 @@
 // and what it lacks is refused by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include "schemaweaver/tools.h"
 #include "testing.h"
@@ -34,14 +36,29 @@ TEST(Pattern, MatchesAsASearch) {
   for (const Case& c : cases) EXPECT_EQ(sw::Pattern(c.pattern).search(c.text), c.matches) << c.pattern << " on " << c.text;
 }
 
-// A backtracking matcher takes exponential time here (std::regex ran for minutes).
+// The fastest of three runs of `work`, in seconds: what another process's load added drops out.
+double fastest_seconds(const std::function<void()>& work) {
+  double fastest = 1e30;
+  for (int run = 0; run < 3; ++run) {
+    const auto started = std::chrono::steady_clock::now();
+    work();
+    fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  return fastest;
+}
+
+// A backtracking matcher takes exponential time here (std::regex ran for minutes); the automaton
+// takes about what the plainest pattern takes on the same text (measured here: at most 2.1x), so
+// the bound is that reference's time on this machine, not a number of seconds.
 TEST(Pattern, NestedQuantifiersTakeLinearTime) {
   const std::string text = std::string(20000, 'a') + "c";
-  auto started = std::chrono::steady_clock::now();
-  EXPECT_FALSE(sw::Pattern("^(a+)+b$").search(text));
-  EXPECT_FALSE(sw::Pattern("^(a|aa)*b$").search(text));
-  EXPECT_TRUE(sw::Pattern("^(a+)+c$").search(text));
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
+  const double reference = fastest_seconds([&] { EXPECT_TRUE(sw::Pattern("^a+c$").search(text)); });
+  const double nested = fastest_seconds([&] {
+    EXPECT_FALSE(sw::Pattern("^(a+)+b$").search(text));
+    EXPECT_FALSE(sw::Pattern("^(a|aa)*b$").search(text));
+    EXPECT_TRUE(sw::Pattern("^(a+)+c$").search(text));
+  });
+  EXPECT_LT(nested, 20 * reference) << nested << " s against " << reference << " s for ^a+c$";
 }
 
 TEST(Pattern, RefusesWhatTheSubsetLacksByName) {
