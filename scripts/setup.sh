@@ -282,9 +282,10 @@ build_project() {
   local type=Release compilers=()
   # The sanitizer build: clang (AddressSanitizer, UBSan) with the fuzz targets beside the tests.
   [ "$SANITIZE" = ON ] && type=RelWithDebInfo && compilers=(-DCMAKE_CXX_COMPILER=clang++)
-  # Compiled objects are cached beside llama.cpp (ccache, paths taken relative to the checkout):
-  # a fresh clone of an unchanged tree builds in seconds, each of its three builds included.
-  export CCACHE_DIR="$CACHE/ccache" CCACHE_BASEDIR="$ROOT" CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+  # Compiled objects are cached beside llama.cpp (ccache; paths taken relative to the checkout and
+  # the working folder left out of the key, so that a clone elsewhere hits too): a fresh clone of
+  # an unchanged tree builds in seconds, each of its three builds included.
+  export CCACHE_DIR="$CACHE/ccache" CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" -DSW_PYTHON="$CACHE/venv/bin/python" \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" -DSW_FUZZ="$SANITIZE" "${compilers[@]}" >/dev/null
