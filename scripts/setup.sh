@@ -19,8 +19,8 @@
 # beside the first and cached the same way; the project's build for it goes to build-avx2 or
 # build-exact.
 # Greedy decoding of a small model breaks near-ties by the last bits of the logits, which
-# differ between kernel sets, so the tests run on both (scripts/test.sh). --target builds one
-# target of the project instead of all.
+# differ between kernel sets, so the tests run on both (scripts/test.sh). --target builds these
+# targets of the project (space-separated) instead of all.
 #
 # Without --no-demo it ends with the main job: one real tool call on the default model
 # (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), printed with its timing and pass counts. --models all
@@ -194,6 +194,37 @@ build_llama() {
   touch "$prefix/.complete"
 }
 
+# llama.cpp's chat library (common/: the Jinja engine, chat templates, the template analysis that
+# derives a model's call syntax, the PEG parser that reads calls back) from the same sdist, as a
+# static archive with its headers, and the sdist's models/ folder beside it: vocabulary-only GGUFs
+# of many tokenizers and the real chat templates of many model families (the tests' tiny models
+# are made of them). None of it depends on the CPU's kernels: built once per version (the
+# project links it with the kernel build's libllama).
+chat_prefix() { echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-chat"; }
+build_llama_chat() {
+  local prefix; prefix=$(chat_prefix)
+  if [ -f "$prefix/.complete" ]; then log "llama.cpp's chat library cached at $prefix"; return; fi
+  local src; src=$(unpack_llama_source "$prefix") || exit 1
+  log "building llama.cpp's chat library (common/) into $prefix"
+  cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
+    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    >"$prefix/cmake.log" 2>&1 || die "llama.cpp's chat library: configure failed, see $prefix/cmake.log"
+  # The library's own objects only (make's TARGET/fast): libllama and ggml, which its target
+  # would build first, are not needed to compile it.
+  make -C "$prefix/build" -j "$JOBS" llama-common-base/fast llama-common/fast >"$prefix/build.log" 2>&1 \
+    || die "llama.cpp's chat library: build failed, see $prefix/build.log"
+  mkdir -p "$prefix/lib" "$prefix/include/jinja"
+  cp "$prefix/build/common/libllama-common.a" "$prefix/build/common/libllama-common-base.a" "$prefix/lib/"
+  cp "$src"/common/*.h "$src"/common/*.hpp "$prefix/include/"
+  cp "$src"/common/jinja/*.h "$prefix/include/jinja/"
+  cp -r "$src/vendor/nlohmann" "$prefix/include/"
+  mv "$src/models" "$prefix/models"
+  rm -rf "$prefix/build" "$prefix/llama_cpp_python-$LLAMA_PY_VERSION"
+  touch "$prefix/.complete"
+}
+
 # llama-server from the same sdist and kernel flags as libllama, linked statically, without its
 # web UI (which it would fetch from a model hub). Cached beside libllama.
 build_llama_server() {
@@ -265,8 +296,9 @@ install_bfcl() {
 }
 
 # Real peers for the tests, from PyPI, in a virtual environment of their own: the official
-# OpenAI client (against `serve`) and two MCP servers (for `agent`).
-TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19 jsonschema==4.23.0 rfc3339-validator==0.1.4"
+# OpenAI client (against `serve`), two MCP servers (for `agent`), the jsonschema validator, and
+# llama.cpp's gguf package (the tiny models of tests/scripts/make_tiny_model.py).
+TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19 jsonschema==4.23.0 rfc3339-validator==0.1.4 gguf==0.19.0"
 install_test_peers() {
   local venv="$CACHE/venv"
   if [ -f "$venv/.complete" ] && [ "$(cat "$venv/.complete")" = "$TEST_PEERS" ]; then return; fi
@@ -288,18 +320,21 @@ build_project() {
   export CCACHE_DIR="$CACHE/ccache" CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" -DSW_PYTHON="$CACHE/venv/bin/python" \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_SANITIZE="$SANITIZE" -DSW_FUZZ="$SANITIZE" "${compilers[@]}" >/dev/null
-  cmake --build "$BUILD_DIR" -j "$JOBS" ${TARGET:+--target "$TARGET"}
+    -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_LLAMA_CHAT="$(chat_prefix)" -DSW_SANITIZE="$SANITIZE" -DSW_FUZZ="$SANITIZE" "${compilers[@]}" >/dev/null
+  # shellcheck disable=SC2086 # TARGET may name several targets
+  cmake --build "$BUILD_DIR" -j "$JOBS" ${TARGET:+--target $TARGET}
 }
 
 install_system_packages
 build_llama
+build_llama_chat
 install_models
 install_bfcl
 install_test_peers
 if [ "$PEERS" = 1 ]; then build_llama_server; fi
 if [ "$BUILD_PROJECT" = 1 ]; then build_project; fi
-log "llama.cpp: $(llama_prefix)/install; models: $CACHE/models; BFCL data: $CACHE/data/bfcl"
+log "llama.cpp: $(llama_prefix)/install; its chat library, vocabularies and templates: $(chat_prefix)"
+log "models: $CACHE/models; BFCL data: $CACHE/data/bfcl"
 if [ "$DEMO" = 1 ]; then
   log "a tool call on the default model:"
   "$BUILD_DIR/apps/cli/schemaweaver" call -m "$CACHE/models/$DEFAULT_MODEL" \

@@ -60,6 +60,7 @@ void add_info_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_agent_command(CLI::App& app);
 void add_pack_command(CLI::App& app);
+void add_parse_command(CLI::App& app);
 void add_quality_command(CLI::App& app);
 void add_shape_command(CLI::App& app);
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   cli::add_serve_command(app);
   cli::add_agent_command(app);
   cli::add_pack_command(app);
+  cli::add_parse_command(app);
   cli::add_quality_command(app);
   cli::add_shape_command(app);
   try {

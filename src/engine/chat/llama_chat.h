@@ -1,0 +1,68 @@
+// The one door to llama.cpp's chat library (common/chat.h: its Jinja engine, the template
+// analysis that derives a model's call syntax, the PEG parser that reads calls back). Plain
+// standard types only: that library is built with its own copy of nlohmann::json, another version
+// than the project's, so no JSON object crosses this door - JSON travels as text.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct llama_model;
+
+namespace sw::llama_chat {
+
+struct Call {
+  std::string name;
+  std::string arguments;  // a JSON object's text
+  std::string id;
+};
+
+struct Message {
+  std::string role;
+  std::string content;
+  std::string reasoning_content;
+  std::vector<Call> calls;
+  std::string tool_call_id;
+};
+
+struct Tool {
+  std::string name;
+  std::string description;
+  std::string parameters;  // a JSON schema's text
+};
+
+struct Request {
+  std::vector<Message> messages;
+  std::vector<Tool> tools;
+  std::string tool_choice = "auto";  // auto, required, none
+  bool parallel_tool_calls = true;
+  bool enable_thinking = false;
+  std::map<std::string, std::string> template_kwargs;  // name -> a JSON value's text
+};
+
+struct Rendered {
+  std::string prompt;
+  std::string syntax;  // llama.cpp's name of the chat format (common_chat_format_name)
+  std::string generation_prompt;
+  bool supports_thinking = false;
+  std::string parser;  // the PEG parser, serialized
+};
+
+class Templates {
+ public:
+  // Throws std::runtime_error (llama.cpp's own exceptions) when the template does not parse.
+  Templates(const llama_model* model, const std::string& source_override);
+  ~Templates();
+  Rendered render(const Request& request) const;
+  // Throws std::exception when llama.cpp's parser refuses the output.
+  Message parse(const std::string& output, const Rendered& rendered) const;
+  std::string source() const;
+
+ private:
+  struct Handle;
+  std::unique_ptr<Handle> handle_;
+};
+
+}  // namespace sw::llama_chat
