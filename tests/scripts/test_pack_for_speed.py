@@ -3,8 +3,8 @@
 
 How fast a packing can be depends on the CPU's kernels (0.67 of the source's time on one
 machine, 0.80 on another), so the budget is not pinned: the test first asks for a budget no
-packing meets (0.05), reads the fastest packing the refusal names, then asks for the budget
-halfway between that and the source's time. The packing must then
+packing meets (0.05), which must be refused with the fastest packing named and no file left
+behind, then asks for the budget halfway between that and the source's time. The packing must then
   - come within the budget (a packing that ignores it keeps slower types),
   - spend most of it: more than halfway from the fastest packing to the budget (the slack buys
     accuracy; a packing that takes every matrix's fastest type, whatever the budget, fails).
@@ -13,6 +13,7 @@ The estimated times come from the same per-CPU measurement in both runs (timed o
     python test_pack_for_speed.py --cli build/apps/cli/schemaweaver --model M.gguf --calibration T.txt -o P.gguf
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -38,11 +39,15 @@ def main():
     parser.add_argument("-o", "--out", required=True)
     args = parser.parse_args()
 
-    refused = pack(args, 0.05, args.out + ".refused")
-    found = re.search(r"no packing is that fast: .* take ([0-9.]+) ms \(.* of the source's ([0-9.]+) ms\)",
-                      refused.stderr)
+    refused_out = args.out + ".refused"
+    refused = pack(args, 0.05, refused_out)
+    found = re.search(r"no packing is that fast: .* take ([0-9.]+) ms \(.* of the source's ([0-9.]+) ms\), "
+                      r"over the budget of", refused.stderr)
     if refused.returncode != 1 or not found:
         print(f"FAIL: a budget of 0.05 must be refused with the fastest packing named (exit {refused.returncode})")
+        return 1
+    if os.path.exists(refused_out) or os.path.exists(refused_out + ".partial"):
+        print(f"FAIL: the refused packing left {refused_out} behind")
         return 1
     fastest = float(found.group(1)) / float(found.group(2))
     if not 0 < fastest < 1:
