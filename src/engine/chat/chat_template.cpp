@@ -46,10 +46,8 @@ ChatTemplate::Rendered ChatTemplate::render(const std::vector<Message>& messages
                                             const TemplateOptions& options) const {
   llama_chat::Request request;
   for (const Message& m : messages) request.messages.push_back(to_chat(m));
-  for (const ToolSpec& t : tools) {
-    const Json function = t.to_openai().at("function");
-    request.tools.push_back({t.name, function.value("description", ""), dump_json(function.at("parameters"))});
-  }
+  for (const ToolSpec& t : tools)
+    request.tools.push_back({t.name, t.description, dump_json(t.to_openai().at("function").at("parameters"))});
   if (options.tool_choice != "auto" && options.tool_choice != "required" && options.tool_choice != "none")
     throw Error("tool_choice is auto, required or none, not '" + options.tool_choice + "'");
   request.tool_choice = options.tool_choice;
