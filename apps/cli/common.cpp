@@ -14,7 +14,10 @@ void ModelOptions::add_to(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 24));
   app.add_option("-t,--threads", params.threads, "threads (0: all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
-  app.add_option("--format", params.call_format, "call format: smollm2, hermes, hermes-list, json (default: detect)");
+  app.add_option("--format", params.call_format,
+                 "call format: smollm2, hermes, hermes-list, json (default: the model's chat template says)");
+  app.add_option("--chat-template", "a Jinja chat template file used instead of the model's")
+      ->each([this](const std::string& path) { params.chat_template = read_file(path); });
   app.add_flag("--no-mmap{false}", params.mmap, "read the weights into memory instead of mapping the file");
   app.add_flag("--no-repack{false}", params.repack, "use the weights as stored (no repacking for the CPU's kernels)");
   app.add_flag("--stream-weights", params.stream, "pipelined load: compute starts while later weights are read");

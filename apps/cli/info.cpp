@@ -16,7 +16,10 @@ void add_info_command(CLI::App& app) {
               << "parameters:   " << info.parameters << "\n"
               << "weight bytes: " << info.weight_bytes << "\n"
               << "vocabulary:   " << info.vocab_size << " tokens\n"
-              << "call format:  " << info.call_format << "\n"
+              << "call format:  " << info.call_format
+              << (info.call_format_fallback.empty() ? "" : " (the library's instruction: " + info.call_format_fallback + ")")
+              << "\n"
+              << "a call:       " << info.call_example << "\n"
               << "context:      " << info.context_size << " tokens\n"
               << "threads:      " << info.threads << "\n"
               << "load:         " << info.load_ms << " ms\n"

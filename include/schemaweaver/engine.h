@@ -27,7 +27,10 @@ struct ModelParams {
   std::string path;          // GGUF file
   int context_size = 4096;   // tokens of KV cache per session
   int threads = 0;           // 0: all cores
-  std::string call_format;   // "" detects from the model; else "smollm2", "hermes", "hermes-list", "json"
+  // How calls are written: "" the model's own chat template says (llama.cpp's analysis of it),
+  // else one of this library's: "smollm2", "hermes", "hermes-list", "json".
+  std::string call_format;
+  std::string chat_template;  // a Jinja chat template's text that replaces the GGUF's ("" keeps it)
   bool vocab_only = false;   // load the tokenizer only (no weights; no Session possible)
   // How the weights are read (llama.cpp's loaders): mapped and read whole before the load
   // returns (mmap, the default), or copied into memory (false); repacked for the CPU's
@@ -49,6 +52,10 @@ struct ModelInfo {
   int context_size = 0;
   int threads = 0;
   std::string call_format;
+  // Why the model's own template did not give its call syntax and call_format is this
+  // library's fallback ("" when it did, or when call_format was asked for by name).
+  std::string call_format_fallback;
+  std::string call_example;  // a call as the model writes it: a turn of one call to a tool "NAME"
   std::string llama_version;   // llama.cpp version/commit this build is from
   std::string system_info;     // ggml's CPU feature summary
   double load_ms = 0;          // how long Model::load took

@@ -76,7 +76,7 @@ TEST(Format, ListFormWritesTheTurnAsOneListInTheFormatsBlock) {
 
 TEST(Format, CallTextIsCanonical) {
   sw::ToolCall call{"get_weather", sw::Json::parse(R"({"city": "Paris", "days": 3})")};
-  EXPECT_EQ(sw::call_text(call), R"({"name": "get_weather", "arguments": {"city": "Paris", "days": 3}})");
+  EXPECT_EQ(sw::CallFormat::by_name("hermes").call_text(call), R"({"name": "get_weather", "arguments": {"city": "Paris", "days": 3}})");
 }
 
 }  // namespace

@@ -3,12 +3,13 @@
 #include <exception>
 
 #include "engine/chat/llama_chat.h"
+#include "engine/chat/render.h"
 #include "engine/model/model.h"
 
 namespace sw {
 
 struct ChatTemplate::Impl {
-  std::unique_ptr<llama_chat::Templates> templates;
+  std::shared_ptr<const llama_chat::Templates> templates;
   std::string source;
 };
 
@@ -30,8 +31,10 @@ ToolCall to_call(const llama_chat::Call& c) {
 }  // namespace
 
 ChatTemplate::ChatTemplate(const Model& model, const std::string& source) : impl_(std::make_unique<Impl>()) {
+  const LoadedModel& m = loaded(model);
   try {
-    impl_->templates = std::make_unique<llama_chat::Templates>(loaded(model).model, source);
+    impl_->templates = source.empty() && m.templates ? m.templates
+                                                     : std::make_shared<const llama_chat::Templates>(m.model, source);
     impl_->source = impl_->templates->source();
   } catch (const std::exception& e) {
     throw Error(std::string("the chat template cannot be read: ") + e.what());
@@ -42,8 +45,8 @@ ChatTemplate::~ChatTemplate() = default;
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
 ChatTemplate& ChatTemplate::operator=(ChatTemplate&&) noexcept = default;
 
-ChatTemplate::Rendered ChatTemplate::render(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
-                                            const TemplateOptions& options) const {
+ChatTemplate::Rendered render_chat(const llama_chat::Templates& templates, const std::vector<Message>& messages,
+                                   const std::vector<ToolSpec>& tools, const TemplateOptions& options) {
   llama_chat::Request request;
   for (const Message& m : messages) request.messages.push_back(to_chat(m));
   for (const ToolSpec& t : tools)
@@ -55,11 +58,16 @@ ChatTemplate::Rendered ChatTemplate::render(const std::vector<Message>& messages
   request.enable_thinking = options.enable_thinking;
   request.template_kwargs = options.template_kwargs;
   try {
-    llama_chat::Rendered r = impl_->templates->render(request);
+    llama_chat::Rendered r = templates.render(request);
     return {r.prompt, r.syntax, r.generation_prompt, r.supports_thinking, r.parser};
   } catch (const std::exception& e) {
     throw Error(std::string("the chat template failed: ") + e.what());
   }
+}
+
+ChatTemplate::Rendered ChatTemplate::render(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
+                                            const TemplateOptions& options) const {
+  return render_chat(*impl_->templates, messages, tools, options);
 }
 
 ParsedOutput ChatTemplate::parse(const std::string& output, const Rendered& rendered) const {

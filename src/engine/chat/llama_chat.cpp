@@ -4,9 +4,19 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <sstream>
+
+#include "chat-auto-parser-helpers.h"
+#include "chat-auto-parser.h"
 #include "chat.h"
 #include "llama.h"
 #include "log.h"
+
+// llama.cpp's choice of the templates it reads with a handler of its own (common/chat.cpp,
+// outside its header): asked here so that a template goes where llama-server sends it.
+std::optional<common_chat_params> common_chat_try_specialized_template(const common_chat_template& tmpl,
+                                                                       const std::string& src,
+                                                                       autoparser::generation_params& params);
 
 namespace sw::llama_chat {
 
@@ -33,6 +43,41 @@ common_chat_format format_named(const std::string& name) {
   for (int f = 0; f < COMMON_CHAT_FORMAT_COUNT; ++f)
     if (name == common_chat_format_name(common_chat_format(f))) return common_chat_format(f);
   throw std::invalid_argument("llama.cpp has no chat format named '" + name + "'");
+}
+
+template <class T>
+std::string text_of(const T& value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// The sample tools and the turn that calls them (CallAnalysis::sample).
+std::vector<common_chat_tool> sample_tools() {
+  return {{CallAnalysis::kSampleNames[0], "", R"({"type": "object", "properties": {"alpha": {"type": "string"}}})"},
+          {CallAnalysis::kSampleNames[1], "", R"({"type": "object", "properties": {"beta": {"type": "integer"}}})"}};
+}
+
+std::string render_sample_turn(const common_chat_templates* templates, int calls) {
+  common_chat_templates_inputs inputs;
+  inputs.tools = sample_tools();
+  inputs.enable_thinking = false;
+  inputs.chat_template_kwargs["enable_thinking"] = "false";
+  common_chat_msg user;
+  user.role = "user";
+  user.content = "Call the tools.";
+  inputs.messages = {user};
+  const std::string before = common_chat_templates_apply(templates, inputs).prompt;
+  common_chat_msg turn;
+  turn.role = "assistant";
+  for (int i = 0; i < calls; ++i)
+    turn.tool_calls.push_back({CallAnalysis::kSampleNames[i], CallAnalysis::kSampleArguments[i], "call0000" + std::to_string(i)});
+  inputs.messages.push_back(turn);
+  inputs.add_generation_prompt = false;
+  const std::string after = common_chat_templates_apply(templates, inputs).prompt;
+  size_t shared = 0;
+  while (shared < before.size() && shared < after.size() && before[shared] == after[shared]) ++shared;
+  return after.substr(shared);
 }
 
 }  // namespace
@@ -78,6 +123,41 @@ Message Templates::parse(const std::string& output, const Rendered& rendered) co
   Message out{msg.role, msg.content, msg.reasoning_content, {}, msg.tool_call_id};
   for (const common_chat_tool_call& c : msg.tool_calls) out.calls.push_back({c.name, c.arguments, c.id});
   return out;
+}
+
+CallAnalysis Templates::analyze() const {
+  const std::string tool_use = common_chat_templates_source(handle_->templates.get(), "tool_use");
+  const common_chat_template tmpl(tool_use.empty() ? source() : tool_use, "", "");
+  CallAnalysis a;
+  a.supports_tools = tmpl.original_caps().supports_tools;
+  a.parallel = tmpl.original_caps().supports_parallel_tool_calls;
+  autoparser::generation_params params;
+  params.tools = common_chat_tools_to_json_oaicompat(sample_tools());
+  params.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "Call the tools."}}});
+  params.add_generation_prompt = true;
+  a.specialized = common_chat_try_specialized_template(tmpl, tmpl.source(), params).has_value();
+  autoparser::autoparser analysis;
+  analysis.analyze_template(tmpl);
+  const autoparser::analyze_tools& tools = analysis.tools;
+  a.mode = text_of(tools.format.mode);
+  a.section_start = trim_whitespace(tools.format.section_start);
+  a.section_end = trim_whitespace(tools.format.section_end);
+  a.call_start = trim_whitespace(tools.format.per_call_start);
+  a.call_end = trim_whitespace(tools.format.per_call_end);
+  a.list = tools.format.tools_array_wrapped;
+  a.name_is_key = tools.format.fun_name_is_key;
+  a.name_field = tools.format.name_field;
+  a.args_field = tools.format.args_field;
+  a.name_prefix = tools.function.name_prefix;
+  a.name_suffix = tools.function.name_suffix;
+  a.args_separator = tools.function.args_separator;
+  a.close = tools.function.close;
+  if (analysis.reasoning.mode != autoparser::reasoning_mode::NONE) {
+    a.reasoning_start = trim_whitespace(analysis.reasoning.start);
+    a.reasoning_end = trim_whitespace(analysis.reasoning.end);
+  }
+  if (a.supports_tools && a.mode != "NONE") a.sample = render_sample_turn(handle_->templates.get(), a.parallel ? 2 : 1);
+  return a;
 }
 
 std::string Templates::source() const { return common_chat_templates_source(handle_->templates.get()); }

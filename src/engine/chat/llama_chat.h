@@ -42,6 +42,27 @@ struct Request {
   std::map<std::string, std::string> template_kwargs;  // name -> a JSON value's text
 };
 
+// What llama.cpp's template analysis (common/chat-auto-parser) reads from a template about its
+// calls, with the template's own rendering of a sample turn of two calls (one if the template
+// writes one call a turn) - the exact text between the markers, which the analysis trims.
+struct CallAnalysis {
+  std::string mode;             // "NONE", "JSON_NATIVE", "TAG_WITH_JSON", "TAG_WITH_TAGGED"
+  bool specialized = false;     // llama.cpp reads this template with a handler of its own, not the analysis
+  bool supports_tools = false;  // the template renders the tools it is given
+  bool parallel = false;        // and writes several calls in one turn
+  std::string section_start, section_end, call_start, call_end;  // around all calls, around each
+  bool list = false;                  // the calls are the items of one JSON list
+  bool name_is_key = false;           // {"<name>": {arguments}}
+  std::string name_field, args_field;  // JSON_NATIVE: the keys of the name and the arguments
+  std::string name_prefix, name_suffix, args_separator, close;  // TAG_WITH_JSON: around the name, after the arguments
+  std::string reasoning_start, reasoning_end;
+  // The assistant turn the template renders for the sample calls: kSampleNames[i] with the
+  // arguments kSampleArguments[i] (JSON text).
+  std::string sample;
+  static constexpr const char* kSampleNames[2] = {"sw_first_tool", "sw_second_tool"};
+  static constexpr const char* kSampleArguments[2] = {"{\"alpha\": \"x\"}", "{\"beta\": 7}"};
+};
+
 struct Rendered {
   std::string prompt;
   std::string syntax;  // llama.cpp's name of the chat format (common_chat_format_name)
@@ -59,6 +80,8 @@ class Templates {
   // Throws std::exception when llama.cpp's parser refuses the output.
   Message parse(const std::string& output, const Rendered& rendered) const;
   std::string source() const;
+  // Throws std::exception when the analysis fails on this template.
+  CallAnalysis analyze() const;
 
  private:
   struct Handle;

@@ -1,5 +1,7 @@
 #include "engine/model/format.h"
 
+#include "engine/chat/llama_chat.h"
+
 namespace sw {
 namespace {
 
@@ -53,21 +55,23 @@ std::string json_prompt(const std::vector<ToolSpec>& tools, const std::string& u
          "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
 }
 
-// The text inside every <tag>...</tag> block (the last one may be unclosed). A block that holds
-// JSON ends where its value ends, so a string in it may hold the closing tag.
-std::vector<std::string> tagged_blocks(const std::string& text, const std::string& tag) {
+// The text inside every `open` ... `close` block (the last one may be unclosed). A block that
+// holds JSON ends where its value ends, so a string in it may hold the closing marker.
+std::vector<std::string> marked_blocks(const std::string& text, const std::string& open, const std::string& close) {
   std::vector<std::string> blocks;
-  const std::string open = "<" + tag + ">", close = "</" + tag + ">";
   size_t at = 0;
   while ((at = text.find(open, at)) != std::string::npos) {
     size_t begin = at + open.size();
     const size_t value = text.find_first_not_of(" \t\r\n", begin);
     const bool json = value != std::string::npos && (text[value] == '{' || text[value] == '[');
     const size_t value_end = json ? json_value_end(text, value) : std::string::npos;
-    size_t end = text.find(close, value_end == std::string::npos ? begin : value_end);
+    size_t end = close.empty() ? std::string::npos : text.find(close, value_end == std::string::npos ? begin : value_end);
+    if (close.empty()) {  // each block runs to the next opening
+      end = text.find(open, value_end == std::string::npos ? begin : value_end);
+    }
     blocks.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
     if (end == std::string::npos) break;
-    at = end + close.size();
+    at = close.empty() ? end : end + close.size();
   }
   return blocks;
 }
@@ -79,19 +83,50 @@ std::string strip_code_fence(std::string text) {
   return text.substr(first, last == std::string::npos || last < first ? std::string::npos : last - first + 1);
 }
 
-ToolCall to_call(const Json& value) {
+Json arguments_object(const std::string& name, Json arguments) {
+  if (arguments.is_string()) arguments = Json::parse(arguments.get<std::string>(), nullptr, false);
+  if (!arguments.is_object()) throw Error("the arguments of '" + name + "' are not an object");
+  return arguments;
+}
+
+ToolCall to_call(const Json& value, const CallFormat& format) {
   if (!value.is_object()) throw Error("a call is not a JSON object");
-  if (!value.contains("name") || !value["name"].is_string()) throw Error("a call has no \"name\"");
+  const std::string& name_key = format.name_field;
+  if (!value.contains(name_key) || !value[name_key].is_string()) throw Error("a call has no \"" + name_key + "\"");
   ToolCall call;
-  call.name = value["name"].get<std::string>();
-  const char* key = value.contains("arguments") ? "arguments" : "parameters";
-  if (value.contains(key)) {
-    Json arguments = value[key];
-    if (arguments.is_string()) arguments = Json::parse(arguments.get<std::string>(), nullptr, false);
-    if (!arguments.is_object()) throw Error("the arguments of '" + call.name + "' are not an object");
-    call.arguments = std::move(arguments);
+  call.name = value[name_key].get<std::string>();
+  for (const std::string& key : {format.args_field, std::string("arguments"), std::string("parameters")}) {
+    if (!value.contains(key)) continue;
+    call.arguments = arguments_object(call.name, value[key]);
+    break;
   }
   return call;
+}
+
+// The calls of a block whose calls name their tool in markers: name_prefix NAME name_suffix
+// ... {arguments}.
+std::vector<ToolCall> marked_name_calls(const std::string& block, const CallFormat& format) {
+  std::vector<ToolCall> calls;
+  size_t at = 0;
+  while ((at = block.find(format.name_prefix, at)) != std::string::npos) {
+    const size_t name_begin = at + format.name_prefix.size();
+    const size_t name_end = block.find(format.name_suffix, name_begin);
+    if (name_end == std::string::npos) {
+      if (!calls.empty() && format.name_prefix.empty()) break;  // the text after the last call
+      throw Error("a call's name is not closed");
+    }
+    ToolCall call;
+    call.name = block.substr(name_begin, name_end - name_begin);
+    const size_t value = block.find('{', name_end);
+    const size_t value_end = value == std::string::npos ? value : json_value_end(block, value);
+    if (value_end == std::string::npos) throw Error("the arguments of '" + call.name + "' are not a JSON object");
+    Json arguments = Json::parse(block.substr(value, value_end - value), nullptr, false);
+    if (arguments.is_discarded()) throw Error("the arguments of '" + call.name + "' are not valid JSON");
+    call.arguments = arguments_object(call.name, std::move(arguments));
+    calls.push_back(std::move(call));
+    at = value_end;
+  }
+  return calls;
 }
 
 }  // namespace
@@ -116,18 +151,22 @@ std::pair<std::string, std::string> CallFormat::tool_result(const std::string& c
 }
 
 std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
-  // Models sometimes drop their tags and write the bare JSON: accept that too.
-  std::vector<std::string> blocks = block_tag.empty() ? std::vector<std::string>{} : tagged_blocks(text, block_tag);
+  // Models sometimes drop their markers and write the bare call: accept that too.
+  std::vector<std::string> blocks = call_start.empty() ? std::vector<std::string>{} : marked_blocks(text, call_start, call_end);
   if (blocks.empty()) blocks.push_back(text);
   std::vector<ToolCall> calls;
   for (const std::string& block : blocks) {
+    if (!json_call) {
+      for (ToolCall& call : marked_name_calls(block, *this)) calls.push_back(std::move(call));
+      continue;
+    }
     std::string body = strip_code_fence(block);
     Json value = Json::parse(body, nullptr, false);
     if (value.is_discarded()) throw Error("the call is not valid JSON");
     if (value.is_array()) {
-      for (const Json& item : value) calls.push_back(to_call(item));
+      for (const Json& item : value) calls.push_back(to_call(item, *this));
     } else {
-      calls.push_back(to_call(value));
+      calls.push_back(to_call(value, *this));
     }
   }
   if (calls.empty()) throw Error("the output holds an empty list of calls");
@@ -135,23 +174,192 @@ std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
 }
 
 CallFormat CallFormat::by_name(const std::string& name) {
-  if (name == "smollm2") return {"smollm2", "smollm2", "<tool_call>[", ", ", "]</tool_call>", "tool_call"};
-  if (name == "hermes")
-    return {"hermes", "hermes", "<tool_call>\n", "\n</tool_call>\n<tool_call>\n", "\n</tool_call>", "tool_call"};
-  // Qwen2.5's calls as one JSON list in one block, laid out as the model writes a list.
-  if (name == "hermes-list")
-    return {"hermes-list", "hermes", "<tool_call>\n[\n    ", ",\n    ", "\n]\n</tool_call>", "tool_call"};
-  if (name == "json") return {"json", "json", "[", ", ", "]", ""};
-  throw Error("unknown call format '" + name + "' (known: smollm2, hermes, hermes-list, json)");
+  CallFormat f;
+  f.name = name;
+  if (name == "smollm2") {
+    f.family = "smollm2";
+    f.opener = "<tool_call>[", f.separator = ", ", f.closer = "]</tool_call>";
+    f.call_start = "<tool_call>", f.call_end = "</tool_call>";
+    f.list = true;
+  } else if (name == "hermes") {
+    f.family = "hermes";
+    f.opener = "<tool_call>\n", f.separator = "\n</tool_call>\n<tool_call>\n", f.closer = "\n</tool_call>";
+    f.call_start = "<tool_call>", f.call_end = "</tool_call>";
+  } else if (name == "hermes-list") {
+    return by_name("hermes").as_list();
+  } else if (name == "json") {
+    f.family = "json";
+    f.opener = "[", f.separator = ", ", f.closer = "]";
+    f.list = true;
+  } else {
+    throw Error("unknown call format '" + name + "' (known: smollm2, hermes, hermes-list, json)");
+  }
+  return f;
 }
 
-CallFormat CallFormat::as_list() const { return family == "hermes" ? by_name("hermes-list") : *this; }
+CallFormat CallFormat::as_list() const {
+  if (list) return *this;
+  if (!json_call) throw Error("the calls of this model's format name their tool outside JSON: they make no JSON list");
+  if (call_start.empty()) throw Error("this model's format has no markers to hold a list of calls");
+  // The calls as one JSON list in one block, laid out as Qwen2.5 writes a list.
+  CallFormat f = *this;
+  f.name = name + "-list";
+  f.opener = opener + "[\n    ";
+  f.separator = ",\n    ";
+  f.closer = "\n]" + closer;
+  f.list = true;
+  return f;
+}
+
+namespace {
+
+// The template's own text of a sample turn, cut into a format's pieces where the analysis says
+// the markers and the sample's names and arguments are. Throws Error when the sample does not
+// hold what the analysis describes.
+class SampleTurn {
+ public:
+  SampleTurn(const llama_chat::CallAnalysis& a, CallFormat& f) : a_(a), f_(f), text_(a.sample) {}
+
+  void cut() {
+    const int calls = a_.parallel ? 2 : 1;
+    size_t call_begin[2] = {0, 0}, call_end[2] = {0, 0};
+    size_t from = 0;
+    for (int i = 0; i < calls; ++i) {
+      locate_call(i, from, call_begin[i], call_end[i]);
+      from = call_end[i];
+    }
+    const size_t turn_begin = opening_marker(call_begin[0]);
+    f_.opener = text_.substr(turn_begin, call_begin[0] - turn_begin);
+    if (calls == 2) f_.separator = text_.substr(call_end[0], call_begin[1] - call_end[0]);
+    const size_t last = call_end[calls - 1];
+    f_.closer = text_.substr(last, closing_marker(last) - last);
+  }
+
+ private:
+  static constexpr const char* const* kNames = llama_chat::CallAnalysis::kSampleNames;
+
+  void locate_call(int i, size_t from, size_t& begin, size_t& end) {
+    const std::string name = kNames[i];
+    const size_t at = text_.find(name, from);
+    if (at == std::string::npos) throw Error("the template's sample turn does not name its tool");
+    const size_t after = at + name.size();
+    if (f_.json_call) {
+      begin = text_.rfind('{', at);
+      if (begin == std::string::npos || begin < from) throw Error("the template's call is not a JSON object");
+      if (i == 0) f_.name_prefix = text_.substr(begin, at - begin);
+      if (text_.compare(after, f_.name_suffix.size(), f_.name_suffix) != 0)
+        throw Error("the template's call does not quote the tool's name");
+      end = json_value_end(text_, begin);
+      const size_t args = text_.find('{', after);
+      if (end == std::string::npos || args == std::string::npos || args > end)
+        throw Error("the template's call holds no arguments object");
+      if (i == 0) f_.args_prefix = text_.substr(after + f_.name_suffix.size(), args - after - f_.name_suffix.size());
+      return;
+    }
+    begin = at - std::min(at, f_.name_prefix.size());
+    if (text_.compare(begin, f_.name_prefix.size(), f_.name_prefix) != 0 ||
+        text_.compare(after, f_.name_suffix.size(), f_.name_suffix) != 0)
+      throw Error("the template's call does not hold the name's markers the analysis found");
+    const size_t args = text_.find('{', after);
+    const size_t args_end = args == std::string::npos ? args : json_value_end(text_, args);
+    if (args_end == std::string::npos) throw Error("the template's call holds no arguments object");
+    if (i == 0) f_.args_prefix = text_.substr(after + f_.name_suffix.size(), args - after - f_.name_suffix.size());
+    const std::string close = trimmed(a_.close);
+    const size_t close_at = close.empty() ? args_end : text_.find(close, args_end);
+    end = close_at == std::string::npos ? args_end : close_at + close.size();
+    if (i == 0) f_.call_suffix = text_.substr(args_end, end - args_end);
+  }
+
+  // Where the turn's calls open: the section's or the first call's marker, or a list's bracket.
+  size_t opening_marker(size_t first_call) const {
+    for (const std::string& marker : {a_.section_start, a_.call_start}) {
+      if (marker.empty()) continue;
+      const size_t at = text_.rfind(marker, first_call);
+      if (at != std::string::npos) return at;
+    }
+    if (a_.list) {
+      const size_t at = text_.rfind('[', first_call);
+      if (at != std::string::npos) return at;
+    }
+    return first_call;
+  }
+
+  // One past where the turn's calls close: the section's or the last call's marker, or a list's
+  // bracket.
+  size_t closing_marker(size_t last_call) const {
+    for (const std::string& marker : {a_.section_end, a_.call_end, std::string(a_.list ? "]" : "")}) {
+      if (marker.empty()) continue;
+      const size_t at = text_.find(marker, last_call);
+      if (at != std::string::npos) return at + marker.size();
+    }
+    return last_call;
+  }
+
+  static std::string trimmed(const std::string& text) {
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return "";
+    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+  }
+
+  const llama_chat::CallAnalysis& a_;
+  CallFormat& f_;
+  const std::string& text_;
+};
+
+// Why the analysis gives no format this library can write ("" when it does).
+std::string unwritable(const llama_chat::CallAnalysis& a) {
+  if (!a.supports_tools) return "the template does not show the model its tools";
+  if (a.specialized) return "llama.cpp reads this template's calls with a handler of its own, outside its template analysis";
+  if (a.mode == "NONE") return "llama.cpp's template analysis finds no tool calls in the template";
+  if (a.mode == "TAG_WITH_TAGGED")
+    return "its calls write each argument between markers of their own, a syntax not written here yet";
+  if (a.mode != "JSON_NATIVE" && a.mode != "TAG_WITH_JSON") return "llama.cpp's analysis names an unknown syntax '" + a.mode + "'";
+  if (a.name_is_key) return "its calls use the tool's name as a JSON key";
+  if (a.name_field.find('.') != std::string::npos) return "its calls nest the name in a wrapper object";
+  if (a.mode == "TAG_WITH_JSON" && a.name_suffix.empty()) return "nothing ends a tool's name in its calls";
+  return "";
+}
+
+}  // namespace
 
 CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_call_token) {
-  if (chat_template.find("<tool_call>") != std::string::npos || has_tool_call_token)
-    return by_name("hermes");
+  if (chat_template.find("<tool_call>") != std::string::npos || has_tool_call_token) return by_name("hermes");
   if (chat_template.find("SmolLM") != std::string::npos) return by_name("smollm2");
   return by_name("json");
+}
+
+CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const std::string& chat_template,
+                              bool has_tool_call_token) {
+  std::string why = unwritable(analysis);
+  CallFormat f;
+  if (why.empty()) {
+    f.name = "template";
+    f.family = "template";
+    f.json_call = analysis.mode == "JSON_NATIVE";
+    if (f.json_call) {
+      f.name_field = analysis.name_field;
+      f.args_field = analysis.args_field;
+    } else {
+      f.name_prefix = analysis.name_prefix;
+      f.name_suffix = analysis.name_suffix;
+    }
+    f.call_start = analysis.call_start;
+    f.call_end = analysis.call_end;
+    f.section_start = analysis.section_start;
+    f.parallel = analysis.parallel;
+    f.list = analysis.list;
+    f.reasoning_start = analysis.reasoning_start;
+    f.reasoning_end = analysis.reasoning_end;
+    try {
+      SampleTurn(analysis, f).cut();
+      return f;
+    } catch (const Error& e) {
+      why = e.what();
+    }
+  }
+  f = detect(chat_template, has_tool_call_token);
+  f.fallback_reason = why;
+  return f;
 }
 
 size_t json_value_end(const std::string& text, size_t begin) {
@@ -174,8 +382,8 @@ size_t json_value_end(const std::string& text, size_t begin) {
   return std::string::npos;
 }
 
-std::string call_text(const ToolCall& call) {
-  return "{\"name\": " + dump_json(Json(call.name)) + ", \"arguments\": " + dump_json(call.arguments) + "}";
+std::string CallFormat::call_text(const ToolCall& call) const {
+  return call_head(call.name) + dump_json(call.arguments) + call_suffix;
 }
 
 }  // namespace sw

@@ -10,34 +10,68 @@
 
 namespace sw {
 
+namespace llama_chat {
+struct CallAnalysis;
+}
+
+// A call's text is  name_prefix NAME name_suffix args_prefix ARGUMENTS call_suffix  (the
+// arguments a JSON object), and a turn's  opener CALL (separator CALL)* closer.
 struct CallFormat {
-  std::string name;       // "smollm2", "hermes", "json", ...
-  std::string family;     // whose instructions and tool results: "smollm2", "hermes" or "json"
+  std::string name;       // "template", "smollm2", "hermes", "json", ...
+  // Who shows the model its tools and tool results: "template" (the model's own chat template),
+  // else the instruction this library writes for the family "smollm2", "hermes" or "json".
+  std::string family;
   std::string opener;     // before the first call
   std::string separator;  // between two calls
   std::string closer;     // after the last call
-  std::string block_tag;  // calls sit inside <tag>...</tag> blocks ("" for bare JSON)
+  std::string call_start, call_end;  // the markers around each call, or around the turn's block ("" if none)
+  std::string section_start;         // the marker before a turn's calls ("" if none)
+  // The marker whose appearance in free output opens a call.
+  const std::string& call_marker() const { return call_start.empty() ? section_start : call_start; }
+  std::string name_prefix = "{\"name\": \"";
+  std::string name_suffix = "\"";  // never empty: it ends the name (one name may begin another)
+  std::string args_prefix = ", \"arguments\": ";
+  std::string call_suffix = "}";
+  bool json_call = true;   // the whole call is one JSON object: {"<name_field>": ..., "<args_field>": ...}
+  std::string name_field = "name", args_field = "arguments";
+  bool parallel = true;    // a turn may hold several calls
+  bool list = false;       // the turn's calls are one JSON list
+  std::string reasoning_start, reasoning_end;  // the template's reasoning block ("" if none)
+  // Why the model's template did not give the format, when the model's own was asked for and
+  // this is the library's fallback ("" otherwise).
+  std::string fallback_reason;
 
-  // The system message that lists the tools, as the model was trained to read them.
-  // `user_system` is the caller's own system message ("" if none).
+  // The system message that lists the tools, as the model was trained to read them (not for
+  // the "template" family: its template shows them). `user_system`: the caller's own ("" if none).
   std::string system_prompt(const std::vector<ToolSpec>& tools, const std::string& user_system) const;
 
-  // The text of a turn that made these calls, as the model writes it.
+  // A call's text up to its arguments object: name_prefix NAME name_suffix args_prefix.
+  std::string call_head(const std::string& tool) const { return name_prefix + tool + name_suffix + args_prefix; }
+  // The text of one call and of a turn that made these calls, as the model writes them.
+  std::string call_text(const ToolCall& call) const;
   std::string calls_text(const std::vector<ToolCall>& calls) const;
   // A tool's result as the model was trained to read it: the role of its message and its text.
   std::pair<std::string, std::string> tool_result(const std::string& content) const;
   // Whether consecutive results share one message (their texts joined by a newline).
   bool joins_tool_results() const { return family == "hermes"; }
+  // The text whose appearance ends a call in free output.
+  const std::string& free_stop() const { return call_end.empty() ? closer : call_end; }
 
   // Parses a model's free output. Throws Error with a short reason when it holds no call.
   std::vector<ToolCall> parse(const std::string& text) const;
 
-  // The format whose turn is one JSON list of calls: itself where it already is one (smollm2,
-  // json), else the list in the format's block ("hermes-list").
+  // The format whose turn is one JSON list of calls: itself where it already is one, else the
+  // list in the format's per-call markers ("hermes-list" for hermes). Throws Error for a format
+  // whose calls are not JSON objects or that has no markers to hold a list.
   CallFormat as_list() const;
 
   static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
-  // Chooses from the model's chat template and whether "<tool_call>" is a single token.
+  // The format llama.cpp's analysis of the model's template describes; a format of this
+  // library's (with fallback_reason set) where the analysis describes none it can write.
+  // `has_tool_call_token`: "<tool_call>" is one token of the vocabulary.
+  static CallFormat derive(const llama_chat::CallAnalysis& analysis, const std::string& chat_template,
+                           bool has_tool_call_token);
+  // The library's own choice from the template's text (for a model without a usable template).
   static CallFormat detect(const std::string& chat_template, bool has_tool_call_token);
 };
 
@@ -45,7 +79,5 @@ struct CallFormat {
 // (strings and their escapes skipped); npos if the text ends first.
 size_t json_value_end(const std::string& text, size_t begin);
 
-// The JSON text of one call: {"name": "...", "arguments": {...}}.
-std::string call_text(const ToolCall& call);
 
 }  // namespace sw

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/chat/llama_chat.h"
+
 namespace sw {
 namespace {
 
@@ -97,6 +99,47 @@ llama_context_params LoadedModel::context_params() const {
   return cp;
 }
 
+namespace {
+
+// The model's chat template and the call format it gives (ModelParams::call_format overrides).
+void read_chat_template(LoadedModel& m) {
+  const char* own = llama_model_chat_template(m.model, nullptr);
+  const std::string& override = m.params.chat_template;
+  // A base model without a template gets its family's built-in one from llama.cpp.
+  m.chat_template = !override.empty() ? override
+                    : own             ? own
+                    : meta(m.model, "general.architecture").rfind("gemma", 0) == 0 ? "gemma"
+                                                                                    : "chatml";
+  const bool tool_call_token = m.tokenize("<tool_call>", false).size() == 1;
+  if (own || !override.empty()) {
+    try {
+      m.templates = std::make_shared<const llama_chat::Templates>(m.model, override);
+    } catch (const std::exception& e) {
+      throw Error(std::string("the chat template cannot be read: ") + e.what());
+    }
+  }
+  if (!m.params.call_format.empty()) {
+    m.format = CallFormat::by_name(m.params.call_format);
+    return;
+  }
+  if (!m.templates) {
+    m.format = CallFormat::detect(m.chat_template, tool_call_token);
+    m.format.fallback_reason = "the model has no chat template";
+    return;
+  }
+  llama_chat::CallAnalysis analysis;
+  try {
+    analysis = m.templates->analyze();
+  } catch (const std::exception& e) {
+    m.format = CallFormat::detect(m.chat_template, tool_call_token);
+    m.format.fallback_reason = std::string("llama.cpp's template analysis failed: ") + e.what();
+    return;
+  }
+  m.format = CallFormat::derive(analysis, m.chat_template, tool_call_token);
+}
+
+}  // namespace
+
 std::shared_ptr<Model> Model::load(const ModelParams& params) {
   init_llama_backend();
   {
@@ -126,14 +169,7 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   m->plain_string.resize(size_t(n_vocab));
   for (size_t t = 0; t < size_t(n_vocab); ++t)
     m->plain_string[t] = is_plain_string(m->pieces[t]) && !m->is_atomic(llama_token(t));
-  const char* tmpl = llama_model_chat_template(m->model, nullptr);
-  // A base model without a template gets its family's built-in one from llama.cpp.
-  m->chat_template = tmpl                                                          ? tmpl
-                      : meta(m->model, "general.architecture").rfind("gemma", 0) == 0 ? "gemma"
-                                                                                        : "chatml";
-  bool tool_call_token = m->tokenize("<tool_call>", false).size() == 1;
-  m->format = params.call_format.empty() ? CallFormat::detect(m->chat_template, tool_call_token)
-                                         : CallFormat::by_name(params.call_format);
+  read_chat_template(*m);
   m->threads = params.threads > 0 ? params.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   m->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return m;
@@ -153,6 +189,8 @@ ModelInfo Model::info() const {
   info.context_size = m.params.context_size;
   info.threads = m.threads;
   info.call_format = m.format.name;
+  info.call_format_fallback = m.format.fallback_reason;
+  info.call_example = m.format.calls_text({{"NAME", Json{{"ARGUMENT", "VALUE"}}}});
   info.llama_version = SW_LLAMA_VERSION;
   info.system_info = llama_print_system_info();
   info.load_ms = m.load_ms;

@@ -2,6 +2,7 @@
 // Immutable after load; shared by sessions.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "schemaweaver/engine.h"
 
 namespace sw {
+namespace llama_chat {
+class Templates;
+}
 
 // The one implementation of the public Model; `loaded(model)` reaches it.
 class LoadedModel final : public Model {
@@ -24,6 +28,9 @@ class LoadedModel final : public Model {
   // plain_string[t] - the token's text can stand inside a JSON string without ending it.
   std::vector<bool> plain_string;
   std::string chat_template;
+  // The chat template run by llama.cpp's Jinja engine: the GGUF's or ModelParams::chat_template
+  // (null for a GGUF without one: llama.cpp's built-in rendering of its family's format is used).
+  std::shared_ptr<const llama_chat::Templates> templates;
   CallFormat format;
   int threads = 1;
   double load_ms = 0;  // the weights (with `stream`: the metadata), vocabulary tables, format

@@ -15,7 +15,7 @@ class FreeStrategy : public Strategy {
  public:
   explicit FreeStrategy(const LoadedModel& model)
       : model_(model),
-        closer_(model.format.block_tag.empty() ? model.format.closer : "</" + model.format.block_tag + ">") {}
+        closer_(model.format.free_stop()) {}
 
   Step next(const float* logits) override {
     float margin = kNoRival;

@@ -59,10 +59,11 @@ Fit tool_name_string(Cursor c, const std::vector<ToolSpec>& tools) {
   return Fit::No;
 }
 
-// {"name": "get_w
-Fit json_call(Cursor c, const std::vector<ToolSpec>& tools) {
+// {"name": "get_w (with the format's key of the name)
+Fit json_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
   skip_list_start(c);
-  for (std::string_view part : {"{", "\"name\"", ":"}) {
+  const std::string key = "\"" + format.name_field + "\"";
+  for (std::string_view part : {std::string_view("{"), std::string_view(key), std::string_view(":")}) {
     Fit fit = literal(c, part);
     if (fit != Fit::Whole) return fit;
     skip_space(c);
@@ -82,9 +83,9 @@ Fit python_call(Cursor c, const std::vector<ToolSpec>& tools) {
   return best;
 }
 
-// <tool_call>
+// The format's marker of a call: <tool_call>, [TOOL_CALLS], ...
 Fit tagged_call(Cursor c, const CallFormat& format) {
-  return format.block_tag.empty() ? Fit::No : literal(c, "<" + format.block_tag + ">");
+  return format.call_marker().empty() ? Fit::No : literal(c, format.call_marker());
 }
 
 // ```lang\n and then JSON, the format's tag or a python-like call.
@@ -109,7 +110,7 @@ Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>&
 Opening classify_opening(const std::string& text, const CallFormat& format, const std::vector<ToolSpec>& tools) {
   Cursor c{text};
   skip_space(c);
-  Fit fit = better(better(tagged_call(c, format), json_call(c, tools)),
+  Fit fit = better(better(tagged_call(c, format), json_call(c, format, tools)),
                    better(python_call(c, tools), fenced_call(c, format, tools)));
   switch (fit) {
     case Fit::Whole: return Opening::Call;

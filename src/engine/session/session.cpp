@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 
+#include "engine/chat/render.h"
 #include "engine/model/context.h"
 #include "engine/model/model.h"
 #include "engine/session/cost_curve.h"
@@ -41,11 +42,28 @@ double executable_ms(const CallTracker& tracker, const std::vector<CallEvent>& e
   return ready.empty() ? fallback : *std::max_element(ready.begin(), ready.end());
 }
 
-// The conversation with the tools' system message first, rendered by the model's own chat
-// template (llama.cpp's built-in implementations of the common templates).
-// `tools_message(user_system)` is the system message that shows the tools (null: no tools).
+// What a prompt shows of the tools: their list, for a model whose own template shows them, and
+// `message(user_system)`, the system message of this library's instruction that shows them to
+// a model whose template does not (null: no tools).
 using ToolsMessage = std::function<std::string(const std::string& user_system)>;
-std::string render(const LoadedModel& model, const std::vector<Message>& messages, const ToolsMessage& tools_message) {
+struct ShownTools {
+  const std::vector<ToolSpec>* tools = nullptr;
+  ToolsMessage message;
+  std::string tool_choice = "auto";
+};
+
+// The conversation as the model's own chat template renders it: through llama.cpp's Jinja
+// engine where the template gives the call format (the tools and tool results as the template
+// shows them), else with this library's instruction as the first system message, tool results
+// and earlier calls in the format's words, through llama.cpp's built-in templates.
+std::string render(const LoadedModel& model, const std::vector<Message>& messages, const ShownTools& shown) {
+  if (model.format.family == "template") {
+    TemplateOptions options;
+    options.tool_choice = shown.tool_choice;
+    options.parallel_tool_calls = model.format.parallel;
+    static const std::vector<ToolSpec> none;
+    return render_chat(*model.templates, messages, shown.tools ? *shown.tools : none, options).prompt;
+  }
   std::string user_system;
   std::vector<Message> chat;
   bool after_tool_result = false;  // the last message of `chat` holds tool results
@@ -67,7 +85,7 @@ std::string render(const LoadedModel& model, const std::vector<Message>& message
       rendered.content = (m.content.empty() ? "" : m.content + "\n") + model.format.calls_text(m.tool_calls);
     chat.push_back(rendered);
   }
-  if (tools_message) chat.insert(chat.begin(), Message{"system", tools_message(user_system)});
+  if (shown.message) chat.insert(chat.begin(), Message{"system", shown.message(user_system)});
   else if (!user_system.empty()) chat.insert(chat.begin(), Message{"system", user_system});
   std::vector<llama_chat_message> raw;
   for (const Message& m : chat) {
@@ -90,13 +108,13 @@ std::string render(const LoadedModel& model, const std::vector<Message>& message
 // How many of the prompt's tokens stay the same while the tools and the caller's system
 // message do: the rendering of the system message and a user turn holding only a marker, up to
 // the marker, tokenized, as far as it agrees with the prompt (a token may span the seam).
-size_t tool_prefix_length(const LoadedModel& model, const std::vector<Message>& messages,
-                          const ToolsMessage& tools_message, const std::vector<llama_token>& prompt) {
+size_t tool_prefix_length(const LoadedModel& model, const std::vector<Message>& messages, const ShownTools& shown,
+                          const std::vector<llama_token>& prompt) {
   static const std::string kMarker = "SCHEMAWEAVERPREFIXEND";
   std::vector<Message> probe;
   if (!messages.empty() && messages.front().role == "system") probe.push_back(messages.front());
   probe.push_back(Message{"user", kMarker});
-  const std::string text = render(model, probe, tools_message);
+  const std::string text = render(model, probe, shown);
   const size_t at = text.find(kMarker);
   if (at == std::string::npos) return 0;
   const std::vector<llama_token> tokens = model.tokenize(text.substr(0, at), true);
@@ -113,9 +131,12 @@ constexpr size_t kMinCachedPrefix = 32;
 std::string render_prompt(const Model& model, const std::vector<Message>& messages,
                           const std::vector<ToolSpec>& tools) {
   const LoadedModel& m = loaded(model);
-  ToolsMessage message;
-  if (!tools.empty()) message = [&](const std::string& user_system) { return m.format.system_prompt(tools, user_system); };
-  return render(m, messages, message);
+  ShownTools shown;
+  if (!tools.empty()) {
+    shown.tools = &tools;
+    shown.message = [&](const std::string& user_system) { return m.format.system_prompt(tools, user_system); };
+  }
+  return render(m, messages, shown);
 }
 
 std::string to_string(DecodeMode mode) {
@@ -261,7 +282,7 @@ const CompiledToolSet& usable_tools(const CompiledToolSet& tools, const CallOpti
 struct Prepared {
   std::shared_ptr<const CompiledToolSet> chosen;  // the set of the tool the caller chose or the list form, if either
   const CompiledToolSet* tools = nullptr;
-  ToolsMessage tools_message;  // null without tools
+  ShownTools shown;
   std::vector<llama_token> prompt;
 };
 
@@ -281,9 +302,12 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
     throw Error("a draft model is an option of the speculative mode");
   if (options.calls_as_list && options.mode == DecodeMode::Free)
     throw Error("calls as a list are written under a grammar: the free mode writes what the model chooses");
-  if (!all_tools.tools().empty())
-    p.tools_message = [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); };
-  p.prompt = model.tokenize(render(model, messages, p.tools_message), true);
+  if (!all_tools.tools().empty()) {
+    p.shown.tools = &all_tools.tools();
+    p.shown.message = [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); };
+  }
+  p.shown.tool_choice = options.tool_choice == ToolChoice::Auto ? "auto" : options.tool_choice == ToolChoice::None ? "none" : "required";
+  p.prompt = model.tokenize(render(model, messages, p.shown), true);
   const int context_size = state.context.size();
   if (int(p.prompt.size()) + options.max_tokens > context_size)
     throw Error("the prompt has " + std::to_string(p.prompt.size()) + " tokens; with max_tokens " +
@@ -299,12 +323,16 @@ class SerialCallEvents {
  public:
   SerialCallEvents(const CallOptions& options, std::vector<CallEvent>& events) : options_(options), events_(events) {}
 
-  void closed(const std::string& object, double at_ms) {
+  // A JSON object closed in the text: a call where the format writes calls as JSON objects.
+  void closed(const std::string& object, const CallFormat& format, double at_ms) {
+    if (!format.json_call) return;
     const Json value = Json::parse(object, nullptr, false);
-    if (!value.is_object() || !value.contains("name") || !value["name"].is_string() || !value.contains("arguments") ||
-        !value["arguments"].is_object())
+    const std::string& name = format.name_field;
+    const std::string& arguments = format.args_field;
+    if (!value.is_object() || !value.contains(name) || !value[name].is_string() || !value.contains(arguments) ||
+        !value[arguments].is_object())
       return;
-    announce({value["name"].get<std::string>(), value["arguments"]}, at_ms);
+    announce({value[name].get<std::string>(), value[arguments]}, at_ms);
   }
   // The calls of a valid answer that no event announced yet.
   void rest(const std::vector<ToolCall>& calls, double at_ms) {
@@ -333,9 +361,9 @@ class SerialCallEvents {
 // it. Returns the prefix when the disk lacks it too (save_tool_prefix keeps it once computed).
 std::vector<llama_token> restore_tool_prefix(SessionState& state, const std::vector<Message>& messages,
                                              const Prepared& prepared, CallStats& stats) {
-  if (!state.prompt_cache || !prepared.tools_message) return {};
+  if (!state.prompt_cache || !prepared.shown.tools) return {};
   const std::vector<llama_token>& prompt = prepared.prompt;
-  const size_t length = tool_prefix_length(loaded(*state.model), messages, prepared.tools_message, prompt);
+  const size_t length = tool_prefix_length(loaded(*state.model), messages, prepared.shown, prompt);
   if (length < kMinCachedPrefix || state.context.shared_prefix(prompt) >= length) return {};
   std::vector<llama_token> prefix(prompt.begin(), prompt.begin() + long(length));
   std::optional<PromptState> saved = state.prompt_cache->find(state.model_identity, prefix);
@@ -435,7 +463,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   CallTracker tracker(prefilled);
   SerialCallEvents serial_events(options, s.events);
   if (!weaving && options.mode != DecodeMode::Free)
-    tracker.on_close([&](const std::string& object, double at_ms) { serial_events.closed(object, at_ms); });
+    tracker.on_close([&](const std::string& object, double at_ms) { serial_events.closed(object, tools.format(), at_ms); });
   GenerationResult generated;
   std::string failure;
   // Under auto the answer begins freely; a beginning of a call is thrown away and the call

@@ -144,8 +144,12 @@ class Weaver {
     add_text(opener);
     call_start_ = turn_.size();
     if (!serial("name", tools_.head(before + opener), before + opener)) return nullptr;
-    size_t at = turn_.rfind("{\"name\": ");
-    const ToolSpec* tool = tools_.find(Json::parse(turn_.substr(at + 9)).get<std::string>());
+    const CallFormat& format = tools_.format();
+    const size_t name_at = call_start_ + format.name_prefix.size();
+    if (turn_.compare(call_start_, format.name_prefix.size(), format.name_prefix) != 0 ||
+        turn_.size() < name_at + format.name_suffix.size())
+      throw Error("internal: the name grammar wrote no call head");
+    const ToolSpec* tool = tools_.find(turn_.substr(name_at, turn_.size() - name_at - format.name_suffix.size()));
     if (!tool) throw Error("internal: the name grammar allowed an unknown tool");
     return tool;
   }
@@ -177,7 +181,7 @@ class Weaver {
   bool weave_call(const ToolSpec& tool, int index) {
     std::vector<const Property*> args = branch_arguments(tool);
     const bool later = decides_later(tool);
-    add_text(args.empty() ? ", \"arguments\": " : ", \"arguments\": {");
+    add_text(tools_.format().args_prefix + (args.empty() ? "" : "{"));
     std::optional<ToolCall> provisional;
     bool final_emitted = false;
     const bool last_call = options_.max_calls > 0 && index + 1 >= options_.max_calls;
@@ -238,7 +242,7 @@ class Weaver {
         return false;
     }
     if (!final_emitted) {
-      std::optional<ToolCall> closed = call_at(call_start_);
+      std::optional<ToolCall> closed = call_at(tool);
       if (!closed) return false;
       const ToolCall& call = *closed;
       double at = index < int(tracker_.closed_ms().size()) ? tracker_.closed_ms()[size_t(index)]
@@ -259,12 +263,14 @@ class Weaver {
   }
 
   // The call whose JSON object starts at `begin` in the answer.
-  std::optional<ToolCall> call_at(size_t begin) {
-    size_t end = json_value_end(turn_, begin);
+  // The call of `tool` the turn holds from call_start_ on.
+  std::optional<ToolCall> call_at(const ToolSpec& tool) {
+    const size_t begin = call_start_ + tools_.format().call_head(tool.name).size();
+    const size_t end = json_value_end(turn_, begin);
     if (end == std::string::npos) throw Error("internal: the call is not closed");
-    std::optional<Json> object = parse_decoded(turn_.substr(begin, end - begin));
-    if (!object) return std::nullopt;
-    return ToolCall{object->at("name").get<std::string>(), object->at("arguments")};
+    std::optional<Json> arguments = parse_decoded(turn_.substr(begin, end - begin));
+    if (!arguments) return std::nullopt;
+    return ToolCall{tool.name, *arguments};
   }
 
   // The skeleton in one pass: the head in the conversation and in every branch (its cells
@@ -327,15 +333,16 @@ class Weaver {
   // that spell it, so the guess is split into tokens as those phases split it.
   std::vector<llama_token> next_call_guess(const ToolSpec& tool, const std::string& held_back) const {
     auto tail = make_strategy(DecodeMode::JumpForward, model_, tools_.tail(tool, held_back, with_optional(), true, false));
-    Spelled closed = spell(*tail, model_, held_back + "}}" + tools_.format().separator);
+    const CallFormat& format = tools_.format();
+    Spelled closed = spell(*tail, model_, held_back + "}" + format.call_suffix + format.separator);
     if (!closed.complete) return closed.tokens;
     const std::string before = closed.unwritten;
     auto head = make_strategy(DecodeMode::JumpForward, model_, tools_.head(before));
-    Spelled named = spell(*head, model_, before + "{\"name\": " + dump_json(Json(tool.name)));
+    Spelled named = spell(*head, model_, before + format.name_prefix + tool.name + format.name_suffix);
     std::vector<llama_token> tokens = std::move(closed.tokens);
     tokens.insert(tokens.end(), named.tokens.begin(), named.tokens.end());
     if (!named.complete) return tokens;
-    auto next = tools_.skeleton(named.unwritten + ", \"arguments\": {", branch_arguments(tool));
+    auto next = tools_.skeleton(named.unwritten + format.args_prefix + "{", branch_arguments(tool));
     tokens.insert(tokens.end(), next->head.begin(), next->head.end());
     return tokens;
   }

@@ -219,12 +219,13 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   SchemaRules rules(b);
   std::vector<Sequence> per_tool;
   for (const ToolSpec& tool : tools) {
-    per_tool.push_back(G::literal(dump_json(Json(tool.name)) + ", \"arguments\": ") +
-                       rules.object(tool.arguments, "args-" + tool.name) + G::literal("}"));
+    per_tool.push_back(G::literal(tool.name + format.name_suffix + format.args_prefix) +
+                       rules.object(tool.arguments, "args-" + tool.name) + G::literal(format.call_suffix));
   }
-  uint32_t call = b.add("call", {G::literal("{\"name\": ") + b.ref(b.add("tool", per_tool))});
+  uint32_t call = b.add("call", {G::literal(format.name_prefix) + b.ref(b.add("tool", per_tool))});
   Sequence more_call = G::literal(format.separator) + b.ref(call);
   Sequence more;  // what may follow the first call: any number of calls, or up to max_calls - 1
+  if (!format.parallel) max_calls = 1;
   if (max_calls <= 0) more = b.ref(b.star("more-calls", more_call));
   for (int n = 1; n < max_calls; ++n) more = b.ref(b.add("more-calls", {more_call + more, {}}));
   uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + more + G::literal(format.closer)});
@@ -238,12 +239,13 @@ std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const s
   return std::make_shared<const Grammar>(b.build(root));
 }
 
-std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const std::vector<ToolSpec>& tools) {
+std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const CallFormat& format,
+                                                  const std::vector<ToolSpec>& tools) {
   if (tools.empty()) throw Error("cannot build a call grammar without tools");
   GrammarBuilder b;
   std::vector<Sequence> names;
-  for (const ToolSpec& tool : tools) names.push_back(G::literal(dump_json(Json(tool.name))));
-  uint32_t root = b.add("head", {G::literal(prefix + "{\"name\": ") + b.ref(b.add("tool", names))});
+  for (const ToolSpec& tool : tools) names.push_back(G::literal(tool.name + format.name_suffix));
+  uint32_t root = b.add("head", {G::literal(prefix + format.name_prefix) + b.ref(b.add("tool", names))});
   return std::make_shared<const Grammar>(b.build(root));
 }
 
@@ -254,9 +256,9 @@ std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, con
   SchemaRules rules(b);
   Sequence object = members_written ? rules.object_rest(optional, "args") : rules.object(optional, "args");
   std::vector<Sequence> ends{G::literal(format.closer)};
-  if (!last_call) ends.push_back(G::literal(format.separator));
+  if (!last_call && format.parallel) ends.push_back(G::literal(format.separator));
   uint32_t end = b.add("end", ends);
-  uint32_t root = b.add("tail", {G::literal(prefix) + object + G::literal("}") + b.ref(end)});
+  uint32_t root = b.add("tail", {G::literal(prefix) + object + G::literal(format.call_suffix) + b.ref(end)});
   return std::make_shared<const Grammar>(b.build(root));
 }
 

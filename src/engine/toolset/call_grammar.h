@@ -27,11 +27,13 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
 std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix = "");
 
 // SchemaWeaver's serial pieces. The head: `prefix` (the format's opener or the text pending
-// before a call), then {"name": and one of the tools' names as a JSON string.
-std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const std::vector<ToolSpec>& tools);
+// before a call), then the format's name prefix, one of the tools' names and its name suffix.
+std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const CallFormat& format,
+                                                  const std::vector<ToolSpec>& tools);
 // The tail of a call: `prefix`, the arguments object's remaining `optional` members (each at
 // most once, in order) and its "}" - or, if no member is written yet, the whole object - then
-// the call's "}" and the format's closer, or (unless `last_call`) its separator before another.
+// the format's call suffix and closer, or (unless `last_call` or the format writes one call a
+// turn) its separator before another.
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
                                                   const std::vector<Property>& optional, bool members_written,
                                                   bool last_call);

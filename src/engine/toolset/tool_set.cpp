@@ -107,7 +107,7 @@ std::shared_ptr<const Grammar> CompiledToolSet::calls(int max_calls) const {
 }
 
 std::shared_ptr<const Grammar> CompiledToolSet::head(const std::string& prefix) const {
-  return grammars_.get("head " + prefix, [&] { return build_head_grammar(prefix, tools()); });
+  return grammars_.get("head " + prefix, [&] { return build_head_grammar(prefix, format_, tools()); });
 }
 
 std::shared_ptr<const Grammar> CompiledToolSet::value(const Property& argument, const std::string& prefix) const {
@@ -140,7 +140,7 @@ std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
     if (with_optional) {
       for (const Property& p : optional_arguments(tool)) arguments.push_back(p);
     }
-    return build_tail_grammar("{\"name\": " + dump_json(Json(tool.name)) + ", \"arguments\": ", format_,
+    return build_tail_grammar(format_.call_head(tool.name), format_,
                               arguments, false, last_call);
   });
 }
@@ -166,7 +166,7 @@ std::shared_ptr<const CompiledToolSet> CompiledToolSet::compile(std::shared_ptr<
       compiled->calls(0);
       compiled->head(compiled->format().opener);
     }
-    compiled->system_prompt("");
+    if (compiled->format().family != "template") compiled->system_prompt("");
     return compiled;
   });
   set->compile_ms_ = compile_clock_ms() - before;
