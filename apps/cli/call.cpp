@@ -1,3 +1,4 @@
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -130,7 +131,13 @@ struct CallCommand {
     sw::Json calls = sw::Json::array();
     for (const sw::ToolCall& call : r.calls) calls.push_back(call.to_json());
     const sw::CallStats& s = r.stats;
+    // Where the answer's text was decided and by what margin (null: no rival): answers of two
+    // modes may part at a near-tie, where other pass shapes round the logits another way.
+    sw::Json decisions = sw::Json::array();
+    for (const sw::Decision& d : s.decisions)
+      decisions.push_back({d.offset, std::isfinite(d.margin) ? sw::Json(d.margin) : sw::Json(nullptr)});
     sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"text_reply", r.text_reply}, {"mode", mode},
+                    {"decisions", decisions},
                     {"load_ms", load_ms},
                     {"since_start", {{"first_token_ms", since.first_token_ms}, {"executable_ms", since.executable_ms}}},
                     {"prompt_state_restored_tokens", restored},

@@ -71,7 +71,7 @@ std::string render_sample_turn(const common_chat_templates* templates, int calls
   common_chat_msg turn;
   turn.role = "assistant";
   for (int i = 0; i < calls; ++i)
-    turn.tool_calls.push_back({CallAnalysis::kSampleNames[i], CallAnalysis::kSampleArguments[i], "call0000" + std::to_string(i)});
+    turn.tool_calls.push_back({CallAnalysis::kSampleNames[i], CallAnalysis::kSampleArguments[i], CallAnalysis::kSampleIds[i]});
   inputs.messages.push_back(turn);
   inputs.add_generation_prompt = false;
   const std::string after = common_chat_templates_apply(templates, inputs).prompt;

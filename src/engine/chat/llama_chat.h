@@ -57,10 +57,11 @@ struct CallAnalysis {
   std::string name_prefix, name_suffix, args_separator, close;  // TAG_WITH_JSON: around the name, after the arguments
   std::string reasoning_start, reasoning_end;
   // The assistant turn the template renders for the sample calls: kSampleNames[i] with the
-  // arguments kSampleArguments[i] (JSON text).
+  // arguments kSampleArguments[i] (JSON text) and the id kSampleIds[i].
   std::string sample;
   static constexpr const char* kSampleNames[2] = {"sw_first_tool", "sw_second_tool"};
   static constexpr const char* kSampleArguments[2] = {"{\"alpha\": \"x\"}", "{\"beta\": 7}"};
+  static constexpr const char* kSampleIds[2] = {"call00000", "call00001"};  // 9 characters, as Mistral's require
 };
 
 struct Rendered {

@@ -153,7 +153,10 @@ std::pair<std::string, std::string> CallFormat::tool_result(const std::string& c
 std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
   // Models sometimes drop their markers and write the bare call: accept that too.
   std::vector<std::string> blocks = call_start.empty() ? std::vector<std::string>{} : marked_blocks(text, call_start, call_end);
-  if (blocks.empty()) blocks.push_back(text);
+  if (blocks.empty()) {
+    const size_t section = section_start.empty() ? std::string::npos : text.find(section_start);
+    blocks.push_back(section == std::string::npos ? text : text.substr(section + section_start.size()));
+  }
   std::vector<ToolCall> calls;
   for (const std::string& block : blocks) {
     if (!json_call) {
@@ -253,7 +256,10 @@ class SampleTurn {
       const size_t args = text_.find('{', after);
       if (end == std::string::npos || args == std::string::npos || args > end)
         throw Error("the template's call holds no arguments object");
-      if (i == 0) f_.args_prefix = text_.substr(after + f_.name_suffix.size(), args - after - f_.name_suffix.size());
+      if (i == 0) {
+        f_.args_prefix = text_.substr(after + f_.name_suffix.size(), args - after - f_.name_suffix.size());
+        cut_id(json_value_end(text_, args), end, i);
+      }
       return;
     }
     begin = at - std::min(at, f_.name_prefix.size());
@@ -268,6 +274,16 @@ class SampleTurn {
     const size_t close_at = close.empty() ? args_end : text_.find(close, args_end);
     end = close_at == std::string::npos ? args_end : close_at + close.size();
     if (i == 0) f_.call_suffix = text_.substr(args_end, end - args_end);
+  }
+
+  // The sample's call id between the arguments' end and the call's, if the template writes one.
+  void cut_id(size_t args_end, size_t call_end, int i) {
+    const std::string id = std::string("\"") + llama_chat::CallAnalysis::kSampleIds[i] + "\"";
+    const size_t at = text_.find(id, args_end);
+    if (at == std::string::npos || at >= call_end) return;
+    f_.id_prefix = text_.substr(args_end, at - args_end);
+    f_.id_length = int(id.size()) - 2;
+    f_.call_suffix = text_.substr(at + id.size(), call_end - at - id.size());
   }
 
   // Where the turn's calls open: the section's or the first call's marker, or a list's bracket.
@@ -309,10 +325,10 @@ class SampleTurn {
 // Why the analysis gives no format this library can write ("" when it does).
 std::string unwritable(const llama_chat::CallAnalysis& a) {
   if (!a.supports_tools) return "the template does not show the model its tools";
-  if (a.specialized) return "llama.cpp reads this template's calls with a handler of its own, outside its template analysis";
   if (a.mode == "NONE") return "llama.cpp's template analysis finds no tool calls in the template";
   if (a.mode == "TAG_WITH_TAGGED")
     return "its calls write each argument between markers of their own, a syntax not written here yet";
+  if (a.specialized) return "llama.cpp reads this template's calls with a handler of its own, outside its template analysis";
   if (a.mode != "JSON_NATIVE" && a.mode != "TAG_WITH_JSON") return "llama.cpp's analysis names an unknown syntax '" + a.mode + "'";
   if (a.name_is_key) return "its calls use the tool's name as a JSON key";
   if (a.name_field.find('.') != std::string::npos) return "its calls nest the name in a wrapper object";
@@ -383,7 +399,8 @@ size_t json_value_end(const std::string& text, size_t begin) {
 }
 
 std::string CallFormat::call_text(const ToolCall& call) const {
-  return call_head(call.name) + dump_json(call.arguments) + call_suffix;
+  const std::string id = id_prefix.empty() ? "" : id_prefix + "\"" + std::string(size_t(id_length), '0') + "\"";
+  return call_head(call.name) + dump_json(call.arguments) + id + call_suffix;
 }
 
 }  // namespace sw

@@ -14,8 +14,8 @@ namespace llama_chat {
 struct CallAnalysis;
 }
 
-// A call's text is  name_prefix NAME name_suffix args_prefix ARGUMENTS call_suffix  (the
-// arguments a JSON object), and a turn's  opener CALL (separator CALL)* closer.
+// A call's text is  name_prefix NAME name_suffix args_prefix ARGUMENTS [id_prefix ID] call_suffix
+// (the arguments a JSON object), and a turn's  opener CALL (separator CALL)* closer.
 struct CallFormat {
   std::string name;       // "template", "smollm2", "hermes", "json", ...
   // Who shows the model its tools and tool results: "template" (the model's own chat template),
@@ -32,6 +32,10 @@ struct CallFormat {
   std::string name_suffix = "\"";  // never empty: it ends the name (one name may begin another)
   std::string args_prefix = ", \"arguments\": ";
   std::string call_suffix = "}";
+  // Calls that end with an id of the model's choice (Mistral's `, "id": "a1b2c3d4e"}`): after the
+  // arguments object come id_prefix, a JSON string of id_length letters and digits, call_suffix.
+  std::string id_prefix;
+  int id_length = 0;
   bool json_call = true;   // the whole call is one JSON object: {"<name_field>": ..., "<args_field>": ...}
   std::string name_field = "name", args_field = "arguments";
   bool parallel = true;    // a turn may hold several calls

@@ -1,5 +1,6 @@
 #include "engine/model/model.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <mutex>
@@ -78,11 +79,33 @@ LoadedModel::~LoadedModel() {
   if (model) llama_model_free(model);
 }
 
-std::vector<llama_token> LoadedModel::tokenize(const std::string& text, bool add_bos) const {
+namespace {
+
+std::vector<llama_token> tokenize_as_llama(const llama_vocab* vocab, const std::string& text, bool add_bos) {
   int n = -llama_tokenize(vocab, text.data(), int(text.size()), nullptr, 0, add_bos, true);
   std::vector<llama_token> tokens(size_t(std::max(n, 0)));
   if (n > 0) llama_tokenize(vocab, text.data(), int(text.size()), tokens.data(), n, add_bos, true);
   return tokens;
+}
+
+// A byte no text here holds and no tokenizer merges with its neighbours (a byte-fallback token).
+constexpr char kSentinel = '\x01';
+
+}  // namespace
+
+std::vector<llama_token> LoadedModel::tokenize(const std::string& text, bool add_bos) const {
+  if (add_bos || !space_prefix || text.empty()) return tokenize_as_llama(vocab, text, add_bos);
+  // A SentencePiece tokenizer with a space prefix puts a space before the text it starts with,
+  // which a piece of an answer (forced text, a skeleton) does not hold: the text is tokenized
+  // after a sentinel that takes that space, and the tokens up to the sentinel are dropped.
+  std::vector<llama_token> tokens = tokenize_as_llama(vocab, kSentinel + text, false);
+  const auto sentinel = std::find_if(tokens.begin(), tokens.end(),
+                                     [&](llama_token t) { return pieces[size_t(t)] == std::string(1, kSentinel); });
+  if (sentinel != tokens.end()) {
+    std::vector<llama_token> rest(sentinel + 1, tokens.end());
+    if (detokenize(rest) == text) return rest;
+  }
+  return tokenize_as_llama(vocab, text, false);
 }
 
 std::string LoadedModel::detokenize(const std::vector<llama_token>& tokens) const {
@@ -169,6 +192,7 @@ std::shared_ptr<Model> Model::load(const ModelParams& params) {
   m->plain_string.resize(size_t(n_vocab));
   for (size_t t = 0; t < size_t(n_vocab); ++t)
     m->plain_string[t] = is_plain_string(m->pieces[t]) && !m->is_atomic(llama_token(t));
+  m->space_prefix = m->detokenize(tokenize_as_llama(m->vocab, "a", false)) == " a";
   read_chat_template(*m);
   m->threads = params.threads > 0 ? params.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   m->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

@@ -27,6 +27,8 @@ class LoadedModel final : public Model {
   // Token classes computed once, so value constraints need no grammar for most tokens:
   // plain_string[t] - the token's text can stand inside a JSON string without ending it.
   std::vector<bool> plain_string;
+  // The tokenizer puts a space before the text it starts with (SentencePiece's add_space_prefix).
+  bool space_prefix = false;
   std::string chat_template;
   // The chat template run by llama.cpp's Jinja engine: the GGUF's or ModelParams::chat_template
   // (null for a GGUF without one: llama.cpp's built-in rendering of its family's format is used).

@@ -52,18 +52,10 @@ struct ShownTools {
   std::string tool_choice = "auto";
 };
 
-// The conversation as the model's own chat template renders it: through llama.cpp's Jinja
-// engine where the template gives the call format (the tools and tool results as the template
-// shows them), else with this library's instruction as the first system message, tool results
-// and earlier calls in the format's words, through llama.cpp's built-in templates.
-std::string render(const LoadedModel& model, const std::vector<Message>& messages, const ShownTools& shown) {
-  if (model.format.family == "template") {
-    TemplateOptions options;
-    options.tool_choice = shown.tool_choice;
-    options.parallel_tool_calls = model.format.parallel;
-    static const std::vector<ToolSpec> none;
-    return render_chat(*model.templates, messages, shown.tools ? *shown.tools : none, options).prompt;
-  }
+// The conversation with this library's instruction as its first system message, tool results
+// and earlier calls in the format's words (for a format of the library's).
+std::vector<Message> with_instruction(const CallFormat& format, const std::vector<Message>& messages,
+                                      const ShownTools& shown) {
   std::string user_system;
   std::vector<Message> chat;
   bool after_tool_result = false;  // the last message of `chat` holds tool results
@@ -73,26 +65,27 @@ std::string render(const LoadedModel& model, const std::vector<Message>& message
       continue;
     }
     if (m.role == "tool") {
-      auto [role, text] = model.format.tool_result(m.content);
-      if (after_tool_result && model.format.joins_tool_results()) chat.back().content += "\n" + text;
+      auto [role, text] = format.tool_result(m.content);
+      if (after_tool_result && format.joins_tool_results()) chat.back().content += "\n" + text;
       else chat.push_back({role, text});
       after_tool_result = true;
       continue;
     }
     after_tool_result = false;
-    Message rendered = m;
+    Message rendered{m.role, m.content};
     if (!m.tool_calls.empty())
-      rendered.content = (m.content.empty() ? "" : m.content + "\n") + model.format.calls_text(m.tool_calls);
+      rendered.content = (m.content.empty() ? "" : m.content + "\n") + format.calls_text(m.tool_calls);
     chat.push_back(rendered);
   }
   if (shown.message) chat.insert(chat.begin(), Message{"system", shown.message(user_system)});
   else if (!user_system.empty()) chat.insert(chat.begin(), Message{"system", user_system});
+  return chat;
+}
+
+// llama.cpp's built-in rendering of the template's family (a model without a Jinja template).
+std::string render_built_in(const LoadedModel& model, const std::vector<Message>& chat) {
   std::vector<llama_chat_message> raw;
-  for (const Message& m : chat) {
-    if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool")
-      throw Error("unknown message role '" + m.role + "'");
-    raw.push_back({m.role.c_str(), m.content.c_str()});
-  }
+  for (const Message& m : chat) raw.push_back({m.role.c_str(), m.content.c_str()});
   const char* tmpl = model.chat_template.empty() ? nullptr : model.chat_template.c_str();
   std::string out(4096, '\0');
   int n = llama_chat_apply_template(tmpl, raw.data(), raw.size(), true, out.data(), int(out.size()));
@@ -103,6 +96,25 @@ std::string render(const LoadedModel& model, const std::vector<Message>& message
   if (n < 0) throw Error("the model's chat template is not supported by llama.cpp's built-in templates");
   out.resize(size_t(n));
   return out;
+}
+
+// The conversation as the model's own chat template renders it, through llama.cpp's Jinja
+// engine: with the tools, tool results and earlier calls as the template shows them where the
+// template gives the call format; else with the library's instruction (with_instruction).
+std::string render(const LoadedModel& model, const std::vector<Message>& messages, const ShownTools& shown) {
+  for (const Message& m : messages) {
+    if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool")
+      throw Error("unknown message role '" + m.role + "'");
+  }
+  static const std::vector<ToolSpec> no_tools;
+  TemplateOptions options;
+  options.tool_choice = shown.tool_choice;
+  options.parallel_tool_calls = model.format.parallel;
+  if (model.format.family == "template")
+    return render_chat(*model.templates, messages, shown.tools ? *shown.tools : no_tools, options).prompt;
+  const std::vector<Message> chat = with_instruction(model.format, messages, shown);
+  if (!model.templates) return render_built_in(model, chat);
+  return render_chat(*model.templates, chat, no_tools, options).prompt;
 }
 
 // How many of the prompt's tokens stay the same while the tools and the caller's system

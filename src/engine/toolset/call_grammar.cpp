@@ -212,6 +212,20 @@ std::vector<Property> reference_order(const std::vector<Property>& declared) {
   return ordered;
 }
 
+namespace {
+
+// What follows a call's arguments object: the format's call suffix, after the call's id where
+// the format's calls carry one (the model chooses it, in letters and digits).
+Sequence call_ending(SchemaRules& rules, const CallFormat& format) {
+  if (format.id_prefix.empty()) return G::literal(format.call_suffix);
+  Schema id;
+  id.type = Type::String;
+  id.checks = {{"pattern", "^[a-zA-Z0-9]{" + std::to_string(format.id_length) + "}$"}};
+  return G::literal(format.id_prefix) + rules.value(id, "call-id") + G::literal(format.call_suffix);
+}
+
+}  // namespace
+
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools, int max_calls) {
   if (tools.empty()) throw Error("cannot build a call grammar without tools");
@@ -220,7 +234,7 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   std::vector<Sequence> per_tool;
   for (const ToolSpec& tool : tools) {
     per_tool.push_back(G::literal(tool.name + format.name_suffix + format.args_prefix) +
-                       rules.object(tool.arguments, "args-" + tool.name) + G::literal(format.call_suffix));
+                       rules.object(tool.arguments, "args-" + tool.name) + call_ending(rules, format));
   }
   uint32_t call = b.add("call", {G::literal(format.name_prefix) + b.ref(b.add("tool", per_tool))});
   Sequence more_call = G::literal(format.separator) + b.ref(call);
@@ -258,7 +272,7 @@ std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, con
   std::vector<Sequence> ends{G::literal(format.closer)};
   if (!last_call && format.parallel) ends.push_back(G::literal(format.separator));
   uint32_t end = b.add("end", ends);
-  uint32_t root = b.add("tail", {G::literal(prefix) + object + G::literal(format.call_suffix) + b.ref(end)});
+  uint32_t root = b.add("tail", {G::literal(prefix) + object + call_ending(rules, format) + b.ref(end)});
   return std::make_shared<const Grammar>(b.build(root));
 }
 

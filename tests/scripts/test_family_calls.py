@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""A model family's calls, checked against llama.cpp's own reading of its chat template.
+
+For one model (a tiny random-weight model made from a family's vocabulary and real template), in
+every grammar mode under tool_choice required and auto (and as a list where the family's syntax
+holds one):
+  - the prompt the engine renders equals the one llama.cpp's chat library renders for the same
+    message, tools and tool choice (`schemaweaver parse --print-prompt`), byte for byte;
+  - the text the engine writes, read by llama.cpp's parser for that template (`schemaweaver
+    parse`), holds exactly the calls the engine reports (or, for a reply in text, no call);
+  - SchemaWeaver's calls equal jump-forward's (the serial reference).
+With --fallback the family's template gives no call syntax this library writes: `info` must say
+so and why, and the calls must still come, in the library's own format.
+
+Random weights write nonsense values, but every value stands under the tool's schema, so the
+check is of the syntax: markers, names, quoting, separators, reasoning blocks.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+PROMPT = "Book a table for two at Luigi's tomorrow at 7pm, by the window."
+
+
+def run(command, check=True):
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if check and result.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(command)} exited {result.returncode}:\n{result.stderr[-2000:]}")
+    return result
+
+
+def engine_call(args, mode, tool_choice):
+    command = [args.cli, "call", "-m", args.model, "--tools", args.tools, "-p", PROMPT, "--mode", mode,
+               "--tool-choice", tool_choice, "--max-calls", "2", "-n", "300", "--json", "--print-prompt", "--no-prompt-cache"]
+    result = run(command)
+    return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
+
+
+# A decision by less than this many logits may go either way on other pass shapes (kernel
+# rounding): two modes' answers must agree up to the first such decision of either.
+NEAR_TIE = 0.1
+
+
+def first_near_tie(answer):
+    """The offset of the first near-tie decision of an answer, or None."""
+    ties = [offset for offset, margin in answer["decisions"] if margin is not None and margin < NEAR_TIE]
+    return min(ties) if ties else None
+
+
+def llama_parse(args, text, tool_choice):
+    command = [args.cli, "parse", "-m", args.model, "--tools", args.tools, "-p", PROMPT, "--tool-choice",
+               tool_choice, "--print-prompt"]
+    result = subprocess.run(command, input=text, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        return None, result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--tools", required=True)
+    parser.add_argument("--fallback", action="store_true",
+                        help="the family's template gives no syntax written here: the library's own format")
+    parser.add_argument("--list", action="store_true", help="the family's syntax holds a list of calls")
+    args = parser.parse_args()
+
+    info = run([args.cli, "info", "-m", args.model]).stdout
+    format_line = next(line for line in info.splitlines() if line.startswith("call format:"))
+    print(format_line)
+    print(next(line for line in info.splitlines() if line.startswith("a call:")))
+    if args.fallback != ("the library's instruction" in format_line):
+        raise SystemExit(f"FAIL: expected {'a fallback' if args.fallback else 'the template'} format: {format_line}")
+
+    failures = []
+    modes = ["constrained", "jump-forward", "schemaweaver"] + (["jump-forward/list", "schemaweaver/list"] if args.list else [])
+    for tool_choice in ["required", "auto"]:
+        answers = {}
+        for mode in modes:
+            answer, engine_prompt = engine_call(args, mode, tool_choice)
+            label = f"{mode} under {tool_choice}"
+            if answer["error"]:
+                failures.append(f"{label}: the engine failed: {answer['error']}")
+                continue
+            calls = answer["calls"]
+            answers[mode] = answer
+            print(f"{label}: {len(calls)} call(s), text {json.dumps(answer['text'])[:160]}")
+            if args.fallback:
+                if not calls and tool_choice == "required":
+                    failures.append(f"{label}: no call")
+                continue
+            parsed, parse_prompt = llama_parse(args, answer["text"], tool_choice)
+            if parsed is not None and parse_prompt != engine_prompt:
+                failures.append(f"{label}: the prompt differs from llama.cpp's:\n--- ours\n{engine_prompt[:3000]}\n"
+                                f"--- llama.cpp\n{parse_prompt[:3000]}")
+            if parsed is None:
+                failures.append(f"{label}: llama.cpp's parser refuses the text: {parse_prompt[-500:]}")
+                continue
+            theirs = [{"name": c["name"], "arguments": c["arguments"]} for c in parsed["tool_calls"]]
+            if theirs != calls:
+                failures.append(f"{label}: llama.cpp reads {theirs}, the engine reports {calls}")
+        for list_suffix in ["", "/list"]:
+            serial, woven = answers.get("jump-forward" + list_suffix), answers.get("schemaweaver" + list_suffix)
+            if serial is None or woven is None:
+                continue
+            ties = [t for t in (first_near_tie(serial), first_near_tie(woven)) if t is not None]
+            decided = min(ties) if ties else None
+            label = f"schemaweaver{list_suffix} under {tool_choice}"
+            if decided is None and serial["text"] != woven["text"] or \
+                    decided is not None and serial["text"][:decided] != woven["text"][:decided]:
+                failures.append(f"{label}: {json.dumps(woven['text'])} where jump-forward writes "
+                                f"{json.dumps(serial['text'])} (decided up to byte {decided})")
+    if failures:
+        print("\n".join("FAIL: " + f for f in failures))
+        return 1
+    print("family calls come in the library's format" if args.fallback else "family calls agree with llama.cpp")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
