@@ -86,7 +86,8 @@ def main():
                 continue
             calls = answer["calls"]
             answers[mode] = answer
-            print(f"{label}: {len(calls)} call(s), text {json.dumps(answer['text'])[:160]}")
+            print(f"{label}: {len(calls)} call(s) in {answer['stats']['call_passes']} passes, "
+                  f"text {json.dumps(answer['text'])[:160]}")
             if args.fallback:
                 if not calls and tool_choice == "required":
                     failures.append(f"{label}: no call")
