@@ -22,6 +22,7 @@ namespace sw::llama_chat {
 
 struct Templates::Handle {
   common_chat_templates_ptr templates;
+  std::string bos, eos;  // the vocabulary's texts of its start and end tokens, as the template sees them
 };
 
 namespace {
@@ -94,6 +95,10 @@ Templates::Templates(const llama_model* model, const std::string& source_overrid
   const std::string source = !source_override.empty() ? source_override : own ? own : "";
   if (!source.empty()) common_chat_template(source, "", "");
   handle_->templates = common_chat_templates_init(model, source_override);
+  const llama_vocab* vocab = llama_model_get_vocab(model);
+  const auto token_text = [vocab](llama_token t) { return t == LLAMA_TOKEN_NULL ? "" : llama_vocab_get_text(vocab, t); };
+  handle_->bos = token_text(llama_vocab_bos(vocab));
+  handle_->eos = token_text(llama_vocab_eos(vocab));
 }
 
 Templates::~Templates() = default;
@@ -127,7 +132,7 @@ Message Templates::parse(const std::string& output, const Rendered& rendered) co
 
 CallAnalysis Templates::analyze() const {
   const std::string tool_use = common_chat_templates_source(handle_->templates.get(), "tool_use");
-  const common_chat_template tmpl(tool_use.empty() ? source() : tool_use, "", "");
+  const common_chat_template tmpl(tool_use.empty() ? source() : tool_use, handle_->bos, handle_->eos);
   CallAnalysis a;
   a.supports_tools = tmpl.original_caps().supports_tools;
   a.parallel = tmpl.original_caps().supports_parallel_tool_calls;
@@ -146,16 +151,13 @@ CallAnalysis Templates::analyze() const {
   a.call_end = trim_whitespace(tools.format.per_call_end);
   a.list = tools.format.tools_array_wrapped;
   a.name_is_key = tools.format.fun_name_is_key;
+  a.id_in_markers = tools.call_id.pos != autoparser::call_id_position::NONE;
   a.name_field = tools.format.name_field;
   a.args_field = tools.format.args_field;
   a.name_prefix = tools.function.name_prefix;
   a.name_suffix = tools.function.name_suffix;
   a.args_separator = tools.function.args_separator;
   a.close = tools.function.close;
-  if (analysis.reasoning.mode != autoparser::reasoning_mode::NONE) {
-    a.reasoning_start = trim_whitespace(analysis.reasoning.start);
-    a.reasoning_end = trim_whitespace(analysis.reasoning.end);
-  }
   if (a.supports_tools && a.mode != "NONE") a.sample = render_sample_turn(handle_->templates.get(), a.parallel ? 2 : 1);
   return a;
 }

@@ -331,8 +331,10 @@ std::string unwritable(const llama_chat::CallAnalysis& a) {
   if (a.specialized) return "llama.cpp reads this template's calls with a handler of its own, outside its template analysis";
   if (a.mode != "JSON_NATIVE" && a.mode != "TAG_WITH_JSON") return "llama.cpp's analysis names an unknown syntax '" + a.mode + "'";
   if (a.name_is_key) return "its calls use the tool's name as a JSON key";
+  if (a.id_in_markers) return "its calls carry an id in markers of its own, not written here yet";
   if (a.name_field.find('.') != std::string::npos) return "its calls nest the name in a wrapper object";
-  if (a.mode == "TAG_WITH_JSON" && a.name_suffix.empty()) return "nothing ends a tool's name in its calls";
+  if (a.mode == "TAG_WITH_JSON" && a.name_suffix.empty() && a.args_separator.empty())
+    return "nothing ends a tool's name in its calls";
   return "";
 }
 
@@ -356,16 +358,15 @@ CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const st
       f.name_field = analysis.name_field;
       f.args_field = analysis.args_field;
     } else {
+      // Where no marker follows the name, the marker before the arguments ends it (Mistral's [ARGS]).
       f.name_prefix = analysis.name_prefix;
-      f.name_suffix = analysis.name_suffix;
+      f.name_suffix = analysis.name_suffix.empty() ? analysis.args_separator : analysis.name_suffix;
     }
     f.call_start = analysis.call_start;
     f.call_end = analysis.call_end;
     f.section_start = analysis.section_start;
     f.parallel = analysis.parallel;
     f.list = analysis.list;
-    f.reasoning_start = analysis.reasoning_start;
-    f.reasoning_end = analysis.reasoning_end;
     try {
       SampleTurn(analysis, f).cut();
       return f;

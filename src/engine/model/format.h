@@ -26,8 +26,8 @@ struct CallFormat {
   std::string closer;     // after the last call
   std::string call_start, call_end;  // the markers around each call, or around the turn's block ("" if none)
   std::string section_start;         // the marker before a turn's calls ("" if none)
-  // The marker whose appearance in free output opens a call.
-  const std::string& call_marker() const { return call_start.empty() ? section_start : call_start; }
+  // The marker whose appearance in free output opens a turn of calls.
+  const std::string& call_marker() const { return section_start.empty() ? call_start : section_start; }
   std::string name_prefix = "{\"name\": \"";
   std::string name_suffix = "\"";  // never empty: it ends the name (one name may begin another)
   std::string args_prefix = ", \"arguments\": ";
@@ -40,7 +40,6 @@ struct CallFormat {
   std::string name_field = "name", args_field = "arguments";
   bool parallel = true;    // a turn may hold several calls
   bool list = false;       // the turn's calls are one JSON list
-  std::string reasoning_start, reasoning_end;  // the template's reasoning block ("" if none)
   // Why the model's template did not give the format, when the model's own was asked for and
   // this is the library's fallback ("" otherwise).
   std::string fallback_reason;
