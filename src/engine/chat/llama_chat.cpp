@@ -157,7 +157,7 @@ CallAnalysis Templates::analyze() const {
   a.name_prefix = tools.function.name_prefix;
   a.name_suffix = tools.function.name_suffix;
   a.args_separator = tools.function.args_separator;
-  a.close = tools.function.close;
+  a.close = trim_whitespace(tools.function.close);
   if (a.supports_tools && a.mode != "NONE") a.sample = render_sample_turn(handle_->templates.get(), a.parallel ? 2 : 1);
   return a;
 }

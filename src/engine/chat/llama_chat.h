@@ -55,7 +55,8 @@ struct CallAnalysis {
   bool name_is_key = false;           // {"<name>": {arguments}}
   bool id_in_markers = false;         // a call id between markers of its own ([CALL_ID]...)
   std::string name_field, args_field;  // JSON_NATIVE: the keys of the name and the arguments
-  std::string name_prefix, name_suffix, args_separator, close;  // TAG_WITH_JSON: around the name, after the arguments
+  std::string name_prefix, name_suffix, args_separator;  // TAG_WITH_JSON: around the name, as written
+  std::string close;                                    // TAG_WITH_JSON: after the arguments, trimmed
   // The assistant turn the template renders for the sample calls: kSampleNames[i] with the
   // arguments kSampleArguments[i] (JSON text) and the id kSampleIds[i].
   std::string sample;

@@ -65,10 +65,8 @@ std::vector<std::string> marked_blocks(const std::string& text, const std::strin
     const size_t value = text.find_first_not_of(" \t\r\n", begin);
     const bool json = value != std::string::npos && (text[value] == '{' || text[value] == '[');
     const size_t value_end = json ? json_value_end(text, value) : std::string::npos;
-    size_t end = close.empty() ? std::string::npos : text.find(close, value_end == std::string::npos ? begin : value_end);
-    if (close.empty()) {  // each block runs to the next opening
-      end = text.find(open, value_end == std::string::npos ? begin : value_end);
-    }
+    // Without a closing marker each block runs to the next opening.
+    const size_t end = text.find(close.empty() ? open : close, value_end == std::string::npos ? begin : value_end);
     blocks.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
     if (end == std::string::npos) break;
     at = close.empty() ? end : end + close.size();
@@ -245,34 +243,33 @@ class SampleTurn {
     const std::string name = kNames[i];
     const size_t at = text_.find(name, from);
     if (at == std::string::npos) throw Error("the template's sample turn does not name its tool");
-    const size_t after = at + name.size();
+    // A JSON call begins at its object's brace (the name prefix is what the template writes up to
+    // the name); a call that names its tool in markers begins at the analysis's name prefix.
     if (f_.json_call) {
       begin = text_.rfind('{', at);
       if (begin == std::string::npos || begin < from) throw Error("the template's call is not a JSON object");
       if (i == 0) f_.name_prefix = text_.substr(begin, at - begin);
-      if (text_.compare(after, f_.name_suffix.size(), f_.name_suffix) != 0)
-        throw Error("the template's call does not quote the tool's name");
-      end = json_value_end(text_, begin);
-      const size_t args = text_.find('{', after);
-      if (end == std::string::npos || args == std::string::npos || args > end)
-        throw Error("the template's call holds no arguments object");
-      if (i == 0) {
-        f_.args_prefix = text_.substr(after + f_.name_suffix.size(), args - after - f_.name_suffix.size());
-        cut_id(json_value_end(text_, args), end, i);
-      }
-      return;
+    } else {
+      begin = at - std::min(at, f_.name_prefix.size());
+      if (text_.compare(begin, f_.name_prefix.size(), f_.name_prefix) != 0)
+        throw Error("the template's call does not hold the name's markers the analysis found");
     }
-    begin = at - std::min(at, f_.name_prefix.size());
-    if (text_.compare(begin, f_.name_prefix.size(), f_.name_prefix) != 0 ||
-        text_.compare(after, f_.name_suffix.size(), f_.name_suffix) != 0)
-      throw Error("the template's call does not hold the name's markers the analysis found");
+    const size_t after = at + name.size();
+    if (text_.compare(after, f_.name_suffix.size(), f_.name_suffix) != 0)
+      throw Error("the template's call does not end the tool's name as the analysis found");
     const size_t args = text_.find('{', after);
     const size_t args_end = args == std::string::npos ? args : json_value_end(text_, args);
     if (args_end == std::string::npos) throw Error("the template's call holds no arguments object");
-    if (i == 0) f_.args_prefix = text_.substr(after + f_.name_suffix.size(), args - after - f_.name_suffix.size());
-    const std::string close = trimmed(a_.close);
-    const size_t close_at = close.empty() ? args_end : text_.find(close, args_end);
-    end = close_at == std::string::npos ? args_end : close_at + close.size();
+    const size_t args_from = after + f_.name_suffix.size();
+    if (i == 0) f_.args_prefix = text_.substr(args_from, args - args_from);
+    if (f_.json_call) {
+      end = json_value_end(text_, begin);
+      if (end == std::string::npos || args > end) throw Error("the template's call holds no arguments object");
+      if (i == 0) cut_id(args_end, end, i);
+      return;
+    }
+    const size_t close_at = a_.close.empty() ? args_end : text_.find(a_.close, args_end);
+    end = close_at == std::string::npos ? args_end : close_at + a_.close.size();
     if (i == 0) f_.call_suffix = text_.substr(args_end, end - args_end);
   }
 
@@ -309,12 +306,6 @@ class SampleTurn {
       if (at != std::string::npos) return at + marker.size();
     }
     return last_call;
-  }
-
-  static std::string trimmed(const std::string& text) {
-    const size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) return "";
-    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
   }
 
   const llama_chat::CallAnalysis& a_;

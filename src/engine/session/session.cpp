@@ -52,6 +52,16 @@ struct ShownTools {
   std::string tool_choice = "auto";
 };
 
+// The tool choice as OpenAI's requests (and chat templates) name it.
+const char* openai_name(ToolChoice choice) {
+  switch (choice) {
+    case ToolChoice::Auto: return "auto";
+    case ToolChoice::None: return "none";
+    case ToolChoice::Required: break;
+  }
+  return "required";
+}
+
 // The conversation with this library's instruction as its first system message, tool results
 // and earlier calls in the format's words (for a format of the library's).
 std::vector<Message> with_instruction(const CallFormat& format, const std::vector<Message>& messages,
@@ -318,7 +328,7 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
     p.shown.tools = &all_tools.tools();
     p.shown.message = [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); };
   }
-  p.shown.tool_choice = options.tool_choice == ToolChoice::Auto ? "auto" : options.tool_choice == ToolChoice::None ? "none" : "required";
+  p.shown.tool_choice = openai_name(options.tool_choice);
   p.prompt = model.tokenize(render(model, messages, p.shown), true);
   const int context_size = state.context.size();
   if (int(p.prompt.size()) + options.max_tokens > context_size)
