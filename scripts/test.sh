@@ -37,7 +37,7 @@ stage() {
 MODEL_ARITHMETIC='^(BatchedPasses\.|Quality\.ModelAgainstItself|Pack\.PackedModel|Speculative\.(ModeGives|DraftModelChanges)|'
 MODEL_ARITHMETIC+='Weaver\.(WholeTurnGuess|MaxCalls|ATurnCut|CallsAsAList|DraftsChange)|'
 MODEL_ARITHMETIC+='cli\.(pack_for_speed|packed_|shape_width$|narrowed_)|server\.tool_choice_auto|'
-MODEL_ARITHMETIC+='cli\.(family|tiny)_(llama3\.2|hermes3|granite4|qwen3-coder|qwen3\.5|smollm3|lfm2\.5|phi3\.5|gemma4|minicpm5|mistral-small3\.2)$)'
+MODEL_ARITHMETIC+='cli\.family_(llama3\.2|hermes3|granite4|qwen3-coder|qwen3\.5|smollm3|lfm2\.5|phi3\.5|gemma4|minicpm5|mistral-small3\.2)$)'
 sanitized_ctest() {
   # libgomp and ggml keep process-lifetime allocations; leaks are checked in our code's tests
   # through the suppressions list, which names only those libraries.
