@@ -30,6 +30,7 @@ struct CallCommand {
   std::string tool_choice = "required";
   int max_tokens = 256;
   int max_calls = 0;
+  int thinking = 0;
   bool json = false;
   bool print_prompt = false;
 
@@ -56,6 +57,7 @@ struct CallCommand {
     sw::CallOptions options = spec.options;
     options.max_tokens = max_tokens;
     options.max_calls = max_calls;
+    options.thinking_budget = thinking;
     options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
                           : tool_choice == "none" ? sw::ToolChoice::None
                                                   : sw::ToolChoice::Required;
@@ -66,7 +68,7 @@ struct CallCommand {
     std::vector<sw::Message> chat = messages();
     auto loaded = sw::Model::load(model.params);
     options.draft_model = load_draft_model(draft_model, model.params, {spec});
-    if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools) << "\n";
+    if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools, options) << "\n";
     sw::Session session(loaded);
     prompt_cache.apply(session);
     const int restored = prompt_state.empty() ? 0 : session.restore_prompt_state(prompt_state);
@@ -100,6 +102,7 @@ struct CallCommand {
   }
 
   void print_text(const sw::CallResult& r, double load_ms, const SinceStart& since, int restored) const {
+    if (!r.thinking_text.empty()) std::cout << "reasoning: " << r.reasoning << "\n";
     for (const sw::ToolCall& call : r.calls)
       std::cout << sw::dump_json(call.to_json()) << "\n";
     if (r.text_reply) std::cout << r.text << "\n";
@@ -137,6 +140,7 @@ struct CallCommand {
     for (const sw::Decision& d : s.decisions)
       decisions.push_back({d.offset, std::isfinite(d.margin) ? sw::Json(d.margin) : sw::Json(nullptr)});
     sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"text_reply", r.text_reply}, {"mode", mode},
+                    {"thinking_text", r.thinking_text}, {"reasoning", r.reasoning},
                     {"decisions", decisions},
                     {"load_ms", load_ms},
                     {"since_start", {{"first_token_ms", since.first_token_ms}, {"executable_ms", since.executable_ms}}},
@@ -172,6 +176,10 @@ void add_call_command(CLI::App& app) {
                   "restore the prompt's keys and values from this file if this model computed them; save them there "
                   "after the call when more was computed than restored");
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
+  cmd->add_option("--thinking", c->thinking,
+                  "a reasoning template's thinking block on: the model may reason this many tokens first (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--max-calls", c->max_calls, "calls in the answer at most (0: any number)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

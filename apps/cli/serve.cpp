@@ -458,6 +458,9 @@ struct ServeCommand {
     };
     write(sse(openai::role_chunk(id, model_id, created)));
     request.options.on_call = [&](const sw::CallEvent& e) { write(sse(openai::call_chunk(id, model_id, created, e))); };
+    request.options.on_reasoning = [&](const std::string& reasoning) {
+      write(sse(openai::reasoning_chunk(id, model_id, created, reasoning)));
+    };
     Generated g = generate(request, tool_set, lease, deadline, gone, metrics);
     if (g.gone) return false;
     if (g.error.status) {

@@ -56,6 +56,9 @@ struct ModelInfo {
   // library's fallback ("" when it did, or when call_format was asked for by name).
   std::string call_format_fallback;
   std::string call_example;  // a call as the model writes it: a turn of one call to a tool "NAME"
+  // The template's thinking block around a reasoning "REASONING" ("<think>\nREASONING\n</think>\n\n"),
+  // which CallOptions::thinking_budget opens; "" if the template has none.
+  std::string thinking_block;
   std::string llama_version;   // llama.cpp version/commit this build is from
   std::string system_info;     // ggml's CPU feature summary
   double load_ms = 0;          // how long Model::load took
@@ -149,7 +152,14 @@ enum class ToolChoice {
 
 struct CallOptions {
   DecodeMode mode = DecodeMode::SchemaWeaver;
-  int max_tokens = 256;  // tokens chosen by the model at most, after the prompt
+  int max_tokens = 256;  // tokens chosen by the model at most, after the prompt (and the thinking)
+  // A reasoning template's thinking block (ModelInfo::thinking_block). 0: off, the template's
+  // own "thinking off" (llama-server's enable_thinking false: Qwen3's empty block ends the
+  // prompt). N > 0: the model reasons freely for up to N tokens, the block is closed as the
+  // template writes it (the model's end marker, or forced at the budget), and the answer follows
+  // in the mode, under tool_choice as without thinking (auto reads the opening after the block).
+  // Throws Error if the template has no thinking block.
+  int thinking_budget = 0;
   ToolChoice tool_choice = ToolChoice::Required;
   // Calls in the turn at most (OpenAI's parallel_tool_calls false is 1); 0: any number. The
   // grammar ends the turn after the last allowed call; free decoding reports an error instead.
@@ -170,6 +180,8 @@ struct CallOptions {
   // prompt lookup. Throws Error if its vocabulary differs.
   std::shared_ptr<const Model> draft_model;
   std::function<void(const CallEvent&)> on_call;  // called as calls become executable
+  // Called once the thinking block is closed, with what the model reasoned (CallResult::reasoning).
+  std::function<void(const std::string& reasoning)> on_reasoning;
   // Polled before every forward pass; returning true stops the call with Cancelled (a client
   // that went away, a deadline).
   std::function<bool()> cancelled;
@@ -254,7 +266,9 @@ struct CallStats {
 
 struct CallResult {
   std::vector<ToolCall> calls;  // the calls parsed from the text (empty if none could be)
-  std::string text;             // the generated text
+  std::string text;             // the generated text (after the thinking block, if any)
+  std::string thinking_text;    // CallOptions::thinking_budget: the block as written, markers included
+  std::string reasoning;        // of which what the model reasoned (llama.cpp's reasoning_content)
   std::string error;  // why the text is not a valid call ("" if it is): not parsable, or a
                       // parsed call that does not fit the tools' schemas
   bool text_reply = false;             // the model replied in text (ToolChoice Auto or None)
@@ -262,10 +276,11 @@ struct CallResult {
   CallStats stats;
 };
 
-// The prompt a call sends to the model: the conversation with the tools' system message,
-// rendered by the model's chat template. Throws Error on an unknown role or template.
+// The prompt a call with `options` (its tool choice, its thinking) sends to the model: the
+// conversation with the tools, rendered by the model's chat template. Throws Error on an unknown
+// role or template.
 std::string render_prompt(const Model& model, const std::vector<Message>& messages,
-                          const std::vector<ToolSpec>& tools);
+                          const std::vector<ToolSpec>& tools, const CallOptions& options = {});
 
 // A tool set compiled for a model: the tools, and the grammars, skeletons and token sequences
 // that calls with them need. The pieces that depend on how a call goes (the text before a

@@ -72,14 +72,17 @@ ErrorResponse timed_out();
 std::string call_id(const std::string& completion_id, size_t index);
 
 // A whole response: the calls as tool_calls with finish_reason "tool_calls", or the text as
-// the message content with finish_reason "stop" ("length" when max_tokens cut it).
+// the message content with finish_reason "stop" ("length" when max_tokens cut it); with
+// thinking on, what the model reasoned as reasoning_content (llama-server's field).
 Json completion(const std::string& id, const std::string& model, long created, const CallResult& result);
 
-// Stream chunks ("chat.completion.chunk"): the first carries the role, each call then arrives
-// as one tool_calls delta, the last carries finish_reason and usage.
+// Stream chunks ("chat.completion.chunk"): the first carries the role, the reasoning (thinking
+// on) then arrives as one reasoning_content delta, each call as one tool_calls delta, the last
+// carries finish_reason and usage.
 Json role_chunk(const std::string& id, const std::string& model, long created);
 Json call_chunk(const std::string& id, const std::string& model, long created, const CallEvent& event);
 Json text_chunk(const std::string& id, const std::string& model, long created, const std::string& text);
+Json reasoning_chunk(const std::string& id, const std::string& model, long created, const std::string& reasoning);
 Json final_chunk(const std::string& id, const std::string& model, long created, const CallResult& result);
 
 }  // namespace sw::openai

@@ -155,6 +155,35 @@ int parse_max_tokens(const Json& body, const Limits& limits) {
   return std::min(256, limits.max_tokens);
 }
 
+// A reasoning template's thinking, as llama-server takes it: chat_template_kwargs'
+// enable_thinking, and a budget in tokens (thinking_budget_tokens or reasoning_budget_tokens;
+// -1 or none: as many as max_tokens). A budget alone does not turn thinking on.
+int parse_thinking_budget(const Json& body, int max_tokens) {
+  bool enabled = false;
+  if (body.contains("chat_template_kwargs") && !body["chat_template_kwargs"].is_null()) {
+    const Json& kwargs = body["chat_template_kwargs"];
+    if (!kwargs.is_object()) throw RequestError("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+    for (const auto& [key, value] : kwargs.items()) {
+      if (key != "enable_thinking")
+        throw RequestError("chat_template_kwargs other than enable_thinking are not supported ('" + key + "')",
+                           "chat_template_kwargs", "unsupported_parameter");
+    }
+    enabled = optional_bool(kwargs, "enable_thinking", false);
+  }
+  int budget = -1;
+  for (const char* key : {"thinking_budget_tokens", "reasoning_budget_tokens"}) {
+    if (!body.contains(key) || body[key].is_null()) continue;
+    const Json& value = body[key];
+    if (!value.is_number_integer() || value.get<long long>() < -1 || value.get<long long>() > max_tokens)
+      throw RequestError(std::string("'") + key + "' must be an integer from -1 to max_tokens (" +
+                             std::to_string(max_tokens) + ")",
+                         key);
+    budget = value.get<int>();
+  }
+  if (!enabled) return 0;
+  return budget < 0 ? max_tokens : budget;
+}
+
 Json tool_call_json(const std::string& id, const ToolCall& call) {
   return {{"id", id}, {"type", "function"},
           {"function", {{"name", call.name}, {"arguments", dump_json(call.arguments)}}}};
@@ -249,6 +278,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   if (!optional_bool(body, "parallel_tool_calls", true)) request.options.max_calls = 1;
   request.stream = optional_bool(body, "stream", false);
   request.options.max_tokens = parse_max_tokens(body, limits);
+  request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
   if (body.contains("x_decoding_mode")) {
     if (!body["x_decoding_mode"].is_string()) throw RequestError("'x_decoding_mode' must be a string", "x_decoding_mode");
     try {
@@ -289,6 +319,7 @@ std::string call_id(const std::string& completion_id, size_t index) {
 
 Json completion(const std::string& id, const std::string& model, long created, const CallResult& result) {
   Json message = {{"role", "assistant"}, {"content", nullptr}};
+  if (!result.thinking_text.empty()) message["reasoning_content"] = result.reasoning;
   if (result.calls.empty()) {
     message["content"] = result.text;
   } else {
@@ -320,6 +351,10 @@ Json call_chunk(const std::string& id, const std::string& model, long created, c
 
 Json text_chunk(const std::string& id, const std::string& model, long created, const std::string& text) {
   return chunk(id, model, created, {{"content", text}});
+}
+
+Json reasoning_chunk(const std::string& id, const std::string& model, long created, const std::string& reasoning) {
+  return chunk(id, model, created, {{"reasoning_content", reasoning}});
 }
 
 Json final_chunk(const std::string& id, const std::string& model, long created, const CallResult& result) {

@@ -10,11 +10,18 @@ noise, but noise in the family's tokens: a grammar decides every token of a call
 call's syntax, its tokenization and every mode's passes are the family's.
 
     python3 make_tiny_model.py --vocab ggml-vocab-qwen2.gguf --template Qwen-Qwen3-0.6B.jinja -o qwen3-tiny.gguf
-        [--seed 1] [--layers 2] [--width 64]
+        [--seed 1] [--layers 2] [--width 64] [--cache DIR]
+
+With --cache, a model made before from the same script, vocabulary, template and settings is
+copied from DIR instead of made again (reading a large vocabulary takes seconds per model); models
+unused for 30 days leave it.
 """
 import argparse
+import hashlib
 import os
+import shutil
 import sys
+import time
 
 import numpy as np
 import gguf
@@ -55,18 +62,18 @@ def add_weights(writer, vocab_size, width, layers, ffn, heads, kv_heads, random)
         writer.add_tensor(prefix + "ffn_down.weight", normal(width, ffn).astype(np.float16))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--vocab", required=True, help="a vocabulary-only GGUF (ggml-vocab-*.gguf)")
-    parser.add_argument("--template", help="the chat template file (Jinja); the vocabulary file's own if not given")
-    parser.add_argument("-o", "--out", required=True)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--width", type=int, default=64, help="a multiple of 32")
-    args = parser.parse_args()
-    if args.width % 32 or args.width <= 0:
-        sys.exit("make_tiny_model.py: --width must be a positive multiple of 32")
+def cache_key(args):
+    """What the model written depends on: this script, the inputs' bytes and the settings."""
+    digest = hashlib.sha256()
+    for path in [__file__, args.vocab] + ([args.template] if args.template else []):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    digest.update(f"{args.seed} {args.layers} {args.width}".encode())
+    return digest.hexdigest()[:32]
 
+
+def write_model(args, path):
+    """The tiny model, written whole to `path` (through a partial file: a failed run leaves none)."""
     reader = gguf.GGUFReader(args.vocab)
     if "tokenizer.ggml.tokens" not in reader.fields:
         sys.exit(f"make_tiny_model.py: {args.vocab} holds no tokenizer")
@@ -80,8 +87,8 @@ def main():
         template = None
 
     heads, kv_heads, ffn = 4, 2, 2 * args.width
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    partial = args.out + ".partial"  # renamed when whole: a failed run leaves no model behind
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    partial = f"{path}.{os.getpid()}.partial"  # two runs may make the same cached model at once
     writer = gguf.GGUFWriter(partial, ARCH)
     writer.add_name(f"tiny random {args.vocab.rsplit('/', 1)[-1]}")
     writer.add_context_length(4096)
@@ -104,7 +111,41 @@ def main():
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    os.replace(partial, args.out)
+    os.replace(partial, path)
+
+
+def forget_unused(cache, days=30):
+    """Models no run has used for `days` (their inputs or this script changed since)."""
+    for entry in os.scandir(cache):
+        if entry.name.endswith(".gguf") and time.time() - entry.stat().st_mtime > days * 86400:
+            os.remove(entry.path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vocab", required=True, help="a vocabulary-only GGUF (ggml-vocab-*.gguf)")
+    parser.add_argument("--template", help="the chat template file (Jinja); the vocabulary file's own if not given")
+    parser.add_argument("-o", "--out", required=True)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--width", type=int, default=64, help="a multiple of 32")
+    parser.add_argument("--cache", help="a folder of models made before, reused when their inputs are the same")
+    args = parser.parse_args()
+    if args.width % 32 or args.width <= 0:
+        sys.exit("make_tiny_model.py: --width must be a positive multiple of 32")
+
+    if not args.cache:
+        write_model(args, args.out)
+        return 0
+    cached = os.path.join(args.cache, cache_key(args) + ".gguf")
+    if os.path.exists(cached):
+        os.utime(cached)
+    else:
+        write_model(args, cached)
+        forget_unused(args.cache)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    shutil.copyfile(cached, args.out + ".partial")
+    os.replace(args.out + ".partial", args.out)
     return 0
 
 

@@ -9,6 +9,9 @@ holds one):
   - the text the engine writes, read by llama.cpp's parser for that template (`schemaweaver
     parse`), holds exactly the calls the engine reports (or, for a reply in text, no call);
   - SchemaWeaver's calls equal jump-forward's (the serial reference).
+With --thinking N the template's thinking block is on: the model reasons up to N tokens first,
+and llama.cpp's parser must read from the whole output (block and answer) the reasoning the
+engine reports as well as the calls.
 With --fallback the family's template gives no call syntax this library writes: `info` must say
 so and why, and the calls must still come, in the library's own format.
 
@@ -30,9 +33,14 @@ def run(command, check=True):
     return result
 
 
+def thinking_options(args):
+    return ["--thinking", str(args.thinking)] if args.thinking else []
+
+
 def engine_call(args, mode, tool_choice):
     command = [args.cli, "call", "-m", args.model, "--tools", args.tools, "-p", PROMPT, "--mode", mode,
-               "--tool-choice", tool_choice, "--max-calls", "2", "-n", "300", "--json", "--print-prompt", "--no-prompt-cache"]
+               "--tool-choice", tool_choice, "--max-calls", "2", "-n", "300", "--json", "--print-prompt",
+               "--no-prompt-cache"] + thinking_options(args)
     result = run(command)
     return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
 
@@ -50,7 +58,7 @@ def first_near_tie(answer):
 
 def llama_parse(args, text, tool_choice):
     command = [args.cli, "parse", "-m", args.model, "--tools", args.tools, "-p", PROMPT, "--tool-choice",
-               tool_choice, "--print-prompt"]
+               tool_choice, "--print-prompt"] + (["--thinking"] if args.thinking else [])
     result = subprocess.run(command, input=text, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         return None, result.stderr
@@ -65,6 +73,7 @@ def main():
     parser.add_argument("--fallback", action="store_true",
                         help="the family's template gives no syntax written here: the library's own format")
     parser.add_argument("--list", action="store_true", help="the family's syntax holds a list of calls")
+    parser.add_argument("--thinking", type=int, default=0, help="the thinking block on, with this budget in tokens")
     args = parser.parse_args()
 
     info = run([args.cli, "info", "-m", args.model]).stdout
@@ -92,7 +101,9 @@ def main():
                 if not calls and tool_choice == "required":
                     failures.append(f"{label}: no call")
                 continue
-            parsed, parse_prompt = llama_parse(args, answer["text"], tool_choice)
+            if args.thinking and not answer["thinking_text"]:
+                failures.append(f"{label}: no thinking block")
+            parsed, parse_prompt = llama_parse(args, answer["thinking_text"] + answer["text"], tool_choice)
             if parsed is not None and parse_prompt != engine_prompt:
                 failures.append(f"{label}: the prompt differs from llama.cpp's:\n--- ours\n{engine_prompt[:3000]}\n"
                                 f"--- llama.cpp\n{parse_prompt[:3000]}")
@@ -102,6 +113,9 @@ def main():
             theirs = [{"name": c["name"], "arguments": c["arguments"]} for c in parsed["tool_calls"]]
             if theirs != calls:
                 failures.append(f"{label}: llama.cpp reads {theirs}, the engine reports {calls}")
+            if parsed["reasoning_content"] != answer["reasoning"]:
+                failures.append(f"{label}: llama.cpp reads the reasoning {json.dumps(parsed['reasoning_content'])}, "
+                                f"the engine reports {json.dumps(answer['reasoning'])}")
         for list_suffix in ["", "/list"]:
             serial, woven = answers.get("jump-forward" + list_suffix), answers.get("schemaweaver" + list_suffix)
             if serial is None or woven is None:

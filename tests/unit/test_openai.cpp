@@ -110,6 +110,44 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
 }
 
 // The server takes the same mode switches as the CLI (one parser, sw::apply_mode).
+// Thinking as llama-server takes it: on by chat_template_kwargs' enable_thinking, its budget
+// from thinking_budget_tokens (or reasoning_budget_tokens; -1 or none: max_tokens).
+TEST(OpenAiRequest, ThinkingIsOnByTheTemplateKwargWithItsBudget) {
+  EXPECT_EQ(openai::parse_chat_request(request()).options.thinking_budget, 0);
+  EXPECT_EQ(openai::parse_chat_request(request(R"(, "thinking_budget_tokens": 32)")).options.thinking_budget, 0);
+  const char* on = R"(, "chat_template_kwargs": {"enable_thinking": true}, "max_tokens": 100)";
+  EXPECT_EQ(openai::parse_chat_request(request(on)).options.thinking_budget, 100);
+  EXPECT_EQ(openai::parse_chat_request(request((std::string(on) + R"(, "reasoning_budget_tokens": 40)").c_str()))
+                .options.thinking_budget,
+            40);
+  EXPECT_EQ(openai::parse_chat_request(request((std::string(on) + R"(, "thinking_budget_tokens": -1)").c_str()))
+                .options.thinking_budget,
+            100);
+  EXPECT_EQ(openai::parse_chat_request(request(R"(, "chat_template_kwargs": {"enable_thinking": false})"))
+                .options.thinking_budget,
+            0);
+  EXPECT_EQ(rejected_param(request(R"(, "chat_template_kwargs": {"tools_in_user": true})")), "chat_template_kwargs");
+  EXPECT_EQ(rejected_param(request(R"(, "chat_template_kwargs": [true])")), "chat_template_kwargs");
+  EXPECT_EQ(rejected_param(request(R"(, "chat_template_kwargs": {"enable_thinking": "yes"})")), "enable_thinking");
+  EXPECT_EQ(rejected_param(request(R"(, "thinking_budget_tokens": "many")")), "thinking_budget_tokens");
+  EXPECT_EQ(rejected_param(request(R"(, "max_tokens": 10, "reasoning_budget_tokens": 11)")), "reasoning_budget_tokens");
+}
+
+TEST(OpenAiResponse, ReasoningIsItsOwnFieldAndDelta) {
+  sw::CallResult result;
+  result.text = "It is sunny.";
+  result.thinking_text = "<think>\nLook outside.\n</think>\n\n";
+  result.reasoning = "Look outside.";
+  Json message = openai::completion("id", "m", 0, result)["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "Look outside.");
+  EXPECT_EQ(message["content"], "It is sunny.");
+  EXPECT_EQ(openai::reasoning_chunk("id", "m", 0, "Look outside.")["choices"][0]["delta"]["reasoning_content"],
+            "Look outside.");
+  result.thinking_text.clear();
+  result.reasoning.clear();
+  EXPECT_FALSE(openai::completion("id", "m", 0, result)["choices"][0]["message"].contains("reasoning_content"));
+}
+
 TEST(OpenAiRequest, DecodingModeTakesTheSchemaWeaverSwitches) {
   openai::ChatRequest r = openai::parse_chat_request(request(R"(, "x_decoding_mode": "schemaweaver/no-padding/unverified/drafts/no-adopt")"));
   EXPECT_EQ(r.options.mode, sw::DecodeMode::SchemaWeaver);

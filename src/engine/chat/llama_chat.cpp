@@ -28,7 +28,7 @@ struct Templates::Handle {
 namespace {
 
 // llama-server's default: a reasoning block is read into reasoning_content, not the content.
-constexpr common_reasoning_format kReasoning = COMMON_REASONING_FORMAT_DEEPSEEK;
+constexpr common_reasoning_format kReasoningFormat = COMMON_REASONING_FORMAT_DEEPSEEK;
 
 common_chat_msg to_common(const Message& m) {
   common_chat_msg out;
@@ -110,7 +110,7 @@ Rendered Templates::render(const Request& request) const {
   inputs.tool_choice = common_chat_tool_choice_parse_oaicompat(request.tool_choice);
   inputs.parallel_tool_calls = request.parallel_tool_calls;
   inputs.enable_thinking = request.enable_thinking;
-  inputs.reasoning_format = kReasoning;
+  inputs.reasoning_format = kReasoningFormat;
   inputs.chat_template_kwargs = request.template_kwargs;
   inputs.chat_template_kwargs["enable_thinking"] = request.enable_thinking ? "true" : "false";
   common_chat_params params = common_chat_templates_apply(handle_->templates.get(), inputs);
@@ -122,7 +122,7 @@ Message Templates::parse(const std::string& output, const Rendered& rendered) co
   common_chat_parser_params params;
   params.format = format_named(rendered.syntax);
   params.generation_prompt = rendered.generation_prompt;
-  params.reasoning_format = kReasoning;
+  params.reasoning_format = kReasoningFormat;
   if (!rendered.parser.empty()) params.parser.load(rendered.parser);
   common_chat_msg msg = common_chat_parse(output, false, params);
   Message out{msg.role, msg.content, msg.reasoning_content, {}, msg.tool_call_id};
@@ -160,6 +160,41 @@ CallAnalysis Templates::analyze() const {
   a.close = trim_whitespace(tools.function.close);
   if (a.supports_tools && a.mode != "NONE") a.sample = render_sample_turn(handle_->templates.get(), a.parallel ? 2 : 1);
   return a;
+}
+
+ReasoningBlock Templates::reasoning_block() const {
+  static const std::string kReasoning = "SWREASONING", kContent = "SWCONTENT";
+  common_chat_templates_inputs inputs;
+  inputs.enable_thinking = true;
+  inputs.chat_template_kwargs["enable_thinking"] = "true";
+  inputs.reasoning_format = kReasoningFormat;
+  common_chat_msg user;
+  user.role = "user";
+  user.content = "Think first.";
+  inputs.messages = {user};
+  try {
+    const common_chat_params opened = common_chat_templates_apply(handle_->templates.get(), inputs);
+    if (!opened.supports_thinking) return {};
+    common_chat_msg turn;
+    turn.role = "assistant";
+    turn.reasoning_content = kReasoning;
+    turn.content = kContent;
+    inputs.messages.push_back(turn);
+    inputs.add_generation_prompt = false;
+    const std::string before = opened.prompt, after = common_chat_templates_apply(handle_->templates.get(), inputs).prompt;
+    const size_t reasoning = after.find(kReasoning), content = after.find(kContent);
+    if (after.compare(0, before.size(), before) != 0 || reasoning == std::string::npos || content == std::string::npos ||
+        content < reasoning || reasoning < before.size())
+      return {};
+    ReasoningBlock block;
+    block.opener = after.substr(before.size(), reasoning - before.size());
+    block.close = after.substr(reasoning + kReasoning.size(), content - reasoning - kReasoning.size());
+    block.end = trim_whitespace(block.close);
+    if (block.end.empty()) return {};
+    return block;
+  } catch (const std::exception&) {
+    return {};  // a template that fails on a turn with reasoning has no block to think in
+  }
 }
 
 std::string Templates::source() const { return common_chat_templates_source(handle_->templates.get()); }

@@ -65,6 +65,14 @@ struct CallAnalysis {
   static constexpr const char* kSampleIds[2] = {"call00000", "call00001"};  // 9 characters, as Mistral's require
 };
 
+// A reasoning template's thinking block as the template writes it in an assistant turn, after
+// the generation prompt with thinking on: `opener` REASONING `close` CONTENT. `end` is the marker
+// within `close` that a model writes to end its reasoning ("</think>"). All empty: the template
+// has no such block (or does not show a turn's reasoning).
+struct ReasoningBlock {
+  std::string opener, close, end;
+};
+
 struct Rendered {
   std::string prompt;
   std::string syntax;  // llama.cpp's name of the chat format (common_chat_format_name)
@@ -84,6 +92,7 @@ class Templates {
   std::string source() const;
   // Throws std::exception when the analysis fails on this template.
   CallAnalysis analyze() const;
+  ReasoningBlock reasoning_block() const;
 
  private:
   struct Handle;

@@ -137,6 +137,7 @@ void read_chat_template(LoadedModel& m) {
   if (own || !override.empty()) {
     try {
       m.templates = std::make_shared<const llama_chat::Templates>(m.model, override);
+      m.reasoning = m.templates->reasoning_block();
     } catch (const std::exception& e) {
       throw Error(std::string("the chat template cannot be read: ") + e.what());
     }
@@ -215,6 +216,7 @@ ModelInfo Model::info() const {
   info.call_format = m.format.name;
   info.call_format_fallback = m.format.fallback_reason;
   info.call_example = m.format.calls_text({{"NAME", Json{{"ARGUMENT", "VALUE"}}}});
+  if (!m.reasoning.end.empty()) info.thinking_block = m.reasoning.opener + "REASONING" + m.reasoning.close;
   info.llama_version = SW_LLAMA_VERSION;
   info.system_info = llama_print_system_info();
   info.load_ms = m.load_ms;

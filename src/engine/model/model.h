@@ -8,14 +8,12 @@
 
 #include <llama.h>
 
+#include "engine/chat/llama_chat.h"
 #include "engine/model/format.h"
 #include "engine/model/streaming.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {
-namespace llama_chat {
-class Templates;
-}
 
 // The one implementation of the public Model; `loaded(model)` reaches it.
 class LoadedModel final : public Model {
@@ -34,6 +32,8 @@ class LoadedModel final : public Model {
   // (null for a GGUF without one: llama.cpp's built-in rendering of its family's format is used).
   std::shared_ptr<const llama_chat::Templates> templates;
   CallFormat format;
+  // The template's thinking block, where it has one (what CallOptions::thinking_budget opens).
+  llama_chat::ReasoningBlock reasoning;
   int threads = 1;
   double load_ms = 0;  // the weights (with `stream`: the metadata), vocabulary tables, format
   std::unique_ptr<StreamingLoad> streaming;  // weights still arriving (ModelParams::stream)

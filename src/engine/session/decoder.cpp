@@ -10,12 +10,11 @@ namespace {
 
 double ms_since(Clock::time_point start) { return ms_between(start, Clock::now()); }
 
-// Free decoding: the argmax token, until end of generation or the format's closer appears.
+// Free decoding: the argmax token, until end of generation or the text comes to hold `closer`
+// (the format's closer of a call; none if empty).
 class FreeStrategy : public Strategy {
  public:
-  explicit FreeStrategy(const LoadedModel& model)
-      : model_(model),
-        closer_(model.format.free_stop()) {}
+  FreeStrategy(const LoadedModel& model, std::string closer) : model_(model), closer_(std::move(closer)) {}
 
   Step next(const float* logits) override {
     float margin = kNoRival;
@@ -34,6 +33,45 @@ class FreeStrategy : public Strategy {
   const LoadedModel& model_;
   const std::string closer_;  // text that ends a call in free output
   std::vector<llama_token> order_;
+  std::string text_;
+};
+
+// The thinking block: its opener forced, free reasoning until the model writes the block's end
+// marker, ends its answer or has reasoned `budget` tokens, then what is left of the block's
+// close forced as the template writes it (so a later turn's prompt holds the same text).
+class ThinkingStrategy : public Strategy {
+ public:
+  ThinkingStrategy(const LoadedModel& model, int budget)
+      : model_(model), block_(model.reasoning), free_(model, block_.end), budget_(budget) {}
+
+  Step start() override { return {model_.tokenize(block_.opener, false), 0}; }
+
+  Step next(const float* logits) override {
+    if (closed_) return {{}, 0, false, true};
+    if (reasoned_ == budget_) return close({});
+    Step step = free_.next(logits);
+    if (step.stop) return close({});  // the model ended its answer within the block
+    reasoned_ += 1;
+    text_ += model_.pieces[size_t(step.tokens.front())];
+    return step.complete ? close(std::move(step)) : step;
+  }
+
+ private:
+  // `last` (the model's last token, if any) with the rest of the block's close after it.
+  Step close(Step last) {
+    closed_ = true;
+    std::vector<llama_token> rest = model_.tokenize(unwritten_close(block_, text_), false);
+    last.tokens.insert(last.tokens.end(), rest.begin(), rest.end());
+    last.complete = false;  // the close's last tokens need their pass: the answer follows them
+    return last;
+  }
+
+  const LoadedModel& model_;
+  const llama_chat::ReasoningBlock& block_;
+  FreeStrategy free_;
+  const int budget_;
+  int reasoned_ = 0;
+  bool closed_ = false;
   std::string text_;
 };
 
@@ -254,13 +292,25 @@ Spelled spell(Strategy& strategy, const LoadedModel& model, const std::string& t
 std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const LoadedModel& model,
                                         std::shared_ptr<const Grammar> grammar) {
   switch (mode) {
-    case DecodeMode::Free: return std::make_unique<FreeStrategy>(model);
+    case DecodeMode::Free: return std::make_unique<FreeStrategy>(model, model.format.free_stop());
     case DecodeMode::Constrained:
     case DecodeMode::Speculative: return std::make_unique<GrammarStrategy>(model, Matcher(grammar), false);
     case DecodeMode::JumpForward: return make_jump_forward(model, Matcher(grammar));
     case DecodeMode::SchemaWeaver: break;  // not one strategy: see weaver.h
   }
   throw Error("unknown decode mode");
+}
+
+std::string unwritten_close(const llama_chat::ReasoningBlock& block, const std::string& reasoning) {
+  const size_t end = reasoning.find(block.end);
+  if (end != std::string::npos) return block.close.substr(block.close.find(block.end) + block.end.size());
+  size_t written = std::min(block.close.size(), reasoning.size());
+  while (written > 0 && reasoning.compare(reasoning.size() - written, written, block.close, 0, written) != 0) --written;
+  return block.close.substr(written);
+}
+
+std::unique_ptr<Strategy> make_thinking(const LoadedModel& model, int budget) {
+  return std::make_unique<ThinkingStrategy>(model, budget);
 }
 
 std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from) {

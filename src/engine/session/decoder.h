@@ -54,6 +54,15 @@ std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const LoadedModel& mode
 // cache already (a call taken over half-way, as SchemaWeaver's verification does).
 std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from);
 
+// The model's thinking (CallOptions::thinking_budget), which `model.reasoning` must have: the
+// block's opener, free reasoning of at most `budget` tokens to the block's end marker, and the
+// block's close as the template writes it; it stops once the close is in the cache.
+std::unique_ptr<Strategy> make_thinking(const LoadedModel& model, int budget);
+// What is left to write of `block`'s close after `reasoning` (the text since the opener): the
+// close after the end marker where the reasoning holds it; else all of the close that the
+// reasoning does not already end with (reasoning that ends in a newline keeps its newline once).
+std::string unwritten_close(const llama_chat::ReasoningBlock& block, const std::string& reasoning);
+
 using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point from, Clock::time_point to);

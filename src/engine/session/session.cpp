@@ -50,6 +50,7 @@ struct ShownTools {
   const std::vector<ToolSpec>* tools = nullptr;
   ToolsMessage message;
   std::string tool_choice = "auto";
+  bool thinking = false;  // the template's thinking on (enable_thinking)
 };
 
 // The tool choice as OpenAI's requests (and chat templates) name it.
@@ -120,6 +121,7 @@ std::string render(const LoadedModel& model, const std::vector<Message>& message
   TemplateOptions options;
   options.tool_choice = shown.tool_choice;
   options.parallel_tool_calls = model.format.parallel;
+  options.enable_thinking = shown.thinking;
   if (model.format.family == "template")
     return render_chat(*model.templates, messages, shown.tools ? *shown.tools : no_tools, options).prompt;
   const std::vector<Message> chat = with_instruction(model.format, messages, shown);
@@ -145,19 +147,29 @@ size_t tool_prefix_length(const LoadedModel& model, const std::vector<Message>& 
   return shared;
 }
 
+// What the model reasoned in its thinking block `written`: the text between the block's opener
+// and its end marker, as llama.cpp's parser reads it (the newline the close begins with stays).
+std::string reasoning_of(const llama_chat::ReasoningBlock& block, const std::string& written) {
+  const size_t from = written.compare(0, block.opener.size(), block.opener) == 0 ? block.opener.size() : 0;
+  const size_t to = std::max(from, std::min(written.size(), written.rfind(block.end)));
+  return written.substr(from, to - from);
+}
+
 // A prefix shorter than this is cheaper to compute than to read back.
 constexpr size_t kMinCachedPrefix = 32;
 
 }  // namespace
 
 std::string render_prompt(const Model& model, const std::vector<Message>& messages,
-                          const std::vector<ToolSpec>& tools) {
+                          const std::vector<ToolSpec>& tools, const CallOptions& options) {
   const LoadedModel& m = loaded(model);
   ShownTools shown;
   if (!tools.empty()) {
     shown.tools = &tools;
     shown.message = [&](const std::string& user_system) { return m.format.system_prompt(tools, user_system); };
   }
+  shown.tool_choice = openai_name(options.tool_choice);
+  shown.thinking = options.thinking_budget > 0;
   return render(m, messages, shown);
 }
 
@@ -329,12 +341,19 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
     p.shown.message = [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); };
   }
   p.shown.tool_choice = openai_name(options.tool_choice);
+  if (options.thinking_budget < 0) throw Error("thinking_budget must be 0 (thinking off) or positive");
+  if (options.thinking_budget > 0 && model.reasoning.end.empty())
+    throw Error("the model's chat template has no thinking block (thinking_budget needs one)");
+  p.shown.thinking = options.thinking_budget > 0;
   p.prompt = model.tokenize(render(model, messages, p.shown), true);
+  const int thinking = p.shown.thinking ? options.thinking_budget +
+                                              int(model.tokenize(model.reasoning.opener + model.reasoning.close, false).size())
+                                        : 0;
   const int context_size = state.context.size();
-  if (int(p.prompt.size()) + options.max_tokens > context_size)
+  if (int(p.prompt.size()) + thinking + options.max_tokens > context_size)
     throw Error("the prompt has " + std::to_string(p.prompt.size()) + " tokens; with max_tokens " +
-                std::to_string(options.max_tokens) + " it exceeds the context of " + std::to_string(context_size) +
-                " tokens");
+                std::to_string(options.max_tokens) + (thinking ? " and the thinking budget" : "") +
+                " it exceeds the context of " + std::to_string(context_size) + " tokens");
   return p;
 }
 
@@ -478,10 +497,20 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   std::vector<llama_token> uncached_prefix = restore_tool_prefix(*state_, messages, prepared, s);
   int reused = context.start_from(prompt, prompt_passes);
   state_->prompt_length = prompt.size();
-  // A draft model reads the prompt too, before the answer starts.
-  PassCounter draft_passes;
-  if (options.draft_model) state_->draft_context->start_from(prompt, draft_passes);
   auto prefilled = Clock::now();
+  // The model's thinking comes first, free in every mode; the answer follows the block.
+  GenerationResult thought;
+  if (options.thinking_budget > 0) {
+    std::unique_ptr<Strategy> thinking = make_thinking(model, options.thinking_budget);
+    thought = generate(context, model, *thinking, options.thinking_budget + 1, nullptr);
+    s.phases.push_back({"thinking", thought.passes.passes, thought.passes.tokens, ms_between(prefilled, Clock::now())});
+    result.thinking_text = thought.text;
+    result.reasoning = reasoning_of(model.reasoning, thought.text);
+    if (options.on_reasoning) options.on_reasoning(result.reasoning);
+  }
+  // A draft model reads the prompt (and the thinking) too, before the answer starts.
+  PassCounter draft_passes;
+  if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
   CallTracker tracker(prefilled);
   SerialCallEvents serial_events(options, s.events);
   if (!weaving && options.mode != DecodeMode::Free)
@@ -494,6 +523,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   std::optional<Decision> opening;
   result.text_reply = tools.tools().empty() || options.tool_choice == ToolChoice::None;
   if (!result.text_reply && options.tool_choice == ToolChoice::Auto) {
+    const size_t answer_start = size_t(context.used());
     const float* after_prompt = context.last_logits();
     std::vector<float> prompt_logits(after_prompt, after_prompt + model.vocab_size());
     OpeningProbe probe(model, tools.tools());
@@ -504,7 +534,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
       opening_passes = generated.passes;
       if (opening_passes.passes > 0)
         s.phases.push_back({"opening", opening_passes.passes, opening_passes.tokens, ms_between(prefilled, Clock::now())});
-      context.rewind(prompt.size(), std::move(prompt_logits));
+      context.rewind(answer_start, std::move(prompt_logits));
       generated = {};
     }
   } else if (result.text_reply) {
@@ -541,10 +571,10 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   s.prompt_reused_tokens = reused;
   s.prompt_passes = prompt_passes.passes;
   s.prompt_ms = ms_between(started, prefilled);
-  s.call_passes = opening_passes.passes + generated.passes.passes;
-  s.call_prefill_passes = generated.forced_passes;
-  s.call_tokens = opening_passes.tokens + generated.passes.tokens;
-  s.sampled_tokens = generated.sampled_tokens;
+  s.call_passes = thought.passes.passes + opening_passes.passes + generated.passes.passes;
+  s.call_prefill_passes = thought.forced_passes + generated.forced_passes;
+  s.call_tokens = thought.passes.tokens + opening_passes.tokens + generated.passes.tokens;
+  s.sampled_tokens = thought.sampled_tokens + generated.sampled_tokens;
   s.draft_tokens = generated.draft_tokens;
   s.accepted_draft_tokens = generated.accepted_draft_tokens;
   s.call_ms = ms_between(prefilled, finished);
