@@ -155,6 +155,20 @@ std::string reasoning_of(const llama_chat::ReasoningBlock& block, const std::str
   return written.substr(from, to - from);
 }
 
+// The thinking block, if the call asks for it (CallOptions::thinking_budget): the block and its
+// reasoning into `result` (and its phase into the stats), its generation returned.
+GenerationResult think(Context& context, const LoadedModel& model, const CallOptions& options, CallResult& result) {
+  if (options.thinking_budget == 0) return {};
+  const auto started = Clock::now();
+  std::unique_ptr<Strategy> thinking = make_thinking(model, options.thinking_budget);
+  GenerationResult thought = generate(context, model, *thinking, options.thinking_budget + 1, nullptr);
+  result.stats.phases.push_back({"thinking", thought.passes.passes, thought.passes.tokens, ms_between(started, Clock::now())});
+  result.thinking_text = thought.text;
+  result.reasoning = reasoning_of(model.reasoning, thought.text);
+  if (options.on_reasoning) options.on_reasoning(result.reasoning);
+  return thought;
+}
+
 // A prefix shorter than this is cheaper to compute than to read back.
 constexpr size_t kMinCachedPrefix = 32;
 
@@ -499,15 +513,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   state_->prompt_length = prompt.size();
   auto prefilled = Clock::now();
   // The model's thinking comes first, free in every mode; the answer follows the block.
-  GenerationResult thought;
-  if (options.thinking_budget > 0) {
-    std::unique_ptr<Strategy> thinking = make_thinking(model, options.thinking_budget);
-    thought = generate(context, model, *thinking, options.thinking_budget + 1, nullptr);
-    s.phases.push_back({"thinking", thought.passes.passes, thought.passes.tokens, ms_between(prefilled, Clock::now())});
-    result.thinking_text = thought.text;
-    result.reasoning = reasoning_of(model.reasoning, thought.text);
-    if (options.on_reasoning) options.on_reasoning(result.reasoning);
-  }
+  const GenerationResult thought = think(context, model, options, result);
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
