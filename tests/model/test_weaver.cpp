@@ -70,7 +70,7 @@ TEST(Skeleton, RoundTripsThroughEveryModelsTokenizer) {
     auto vocabulary = sw::Model::load(params);
     const sw::LoadedModel& m = sw::loaded(*vocabulary);
     std::string head = m.format.opener + "{\"name\": \"book\", \"arguments\": {";
-    sw::Skeleton skeleton = sw::build_skeleton(m, head, args);
+    sw::Skeleton skeleton = sw::build_skeleton(m, head, args, m.format);
     ASSERT_EQ(skeleton.branches.size(), args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       const sw::SkeletonBranch& branch = skeleton.branches[i];

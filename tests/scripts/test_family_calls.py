@@ -39,7 +39,7 @@ def thinking_options(args):
 
 def engine_call(args, mode, tool_choice):
     command = [args.cli, "call", "-m", args.model, "--tools", args.tools, "-p", PROMPT, "--mode", mode,
-               "--tool-choice", tool_choice, "--max-calls", "2", "-n", "300", "--json", "--print-prompt",
+               "--tool-choice", tool_choice, "--max-calls", "2", "-n", str(args.max_tokens), "--json", "--print-prompt",
                "--no-prompt-cache"] + thinking_options(args)
     result = run(command)
     return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
@@ -74,6 +74,8 @@ def main():
                         help="the family's template gives no syntax written here: the library's own format")
     parser.add_argument("--list", action="store_true", help="the family's syntax holds a list of calls")
     parser.add_argument("--thinking", type=int, default=0, help="the thinking block on, with this budget in tokens")
+    parser.add_argument("--max-tokens", type=int, default=300,
+                        help="per answer (random weights reply in text to this length under auto)")
     args = parser.parse_args()
 
     info = run([args.cli, "info", "-m", args.model]).stdout

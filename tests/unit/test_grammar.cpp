@@ -197,3 +197,93 @@ TEST(WeaverGrammars, ValueAfterTheSkeletonsLeftover) {
 }
 
 }  // namespace
+
+namespace {
+
+// Qwen3-Coder's tagged syntax, as llama.cpp's analysis of its template gives it.
+sw::CallFormat tagged_format() {
+  sw::CallFormat f;
+  f.name = f.family = "template";
+  f.json_call = false;
+  f.opener = "<tool_call>\n", f.closer = "\n</tool_call>", f.separator = "\n</tool_call>\n<tool_call>\n";
+  f.call_start = "<tool_call>", f.call_end = "</tool_call>";
+  f.name_prefix = "<function=", f.name_suffix = ">\n", f.args_prefix = "", f.call_suffix = "</function>";
+  f.arguments.tagged = true;
+  f.arguments.open = f.arguments.close = f.arguments.separator = "";
+  f.arguments.name_prefix = "<parameter=", f.arguments.name_suffix = ">\n";
+  f.arguments.value_suffix = "\n</parameter>\n";
+  return f;
+}
+
+const char* const kEnd = "\n</parameter>\n";
+
+// A raw string runs to the first end marker, whatever it holds before: quotes, backslashes,
+// newlines, even the marker's own beginning.
+TEST(TaggedGrammar, RawStringEndsAtTheFirstEndMarker) {
+  const sw::ArgumentSyntax syntax = tagged_format().arguments;
+  auto text = sw::build_value_grammar(schema_of(R"({"type": "string"})"), "", syntax);
+  for (std::string raw : {"", "Paris", "say \"hi\" \\o/", "two\nlines", "a\n</param", "x\n</parameter>y"})
+    EXPECT_TRUE(matches(text, raw + kEnd)) << raw;
+  EXPECT_FALSE(matches(text, "Paris"));
+  EXPECT_FALSE(matches(text, std::string("a") + kEnd + "b" + kEnd));
+  // An integer is JSON, then the marker.
+  auto integer = sw::build_value_grammar(schema_of(R"({"type": "integer"})"), "", syntax);
+  EXPECT_TRUE(matches(integer, std::string("42") + kEnd));
+  EXPECT_FALSE(matches(integer, std::string("\"42\"") + kEnd));
+  // An enum's members and a constrained string are raw too; a constrained one holds no newline.
+  auto member = sw::build_value_grammar(schema_of(R"({"type": "string", "enum": ["18:00", "a b"]})"), "", syntax);
+  EXPECT_TRUE(matches(member, std::string("a b") + kEnd));
+  EXPECT_FALSE(matches(member, std::string("\"a b\"") + kEnd));
+  auto phone = sw::build_value_grammar(schema_of(R"({"type": "string", "pattern": "^[0-9]{3}$"})"), "", syntax);
+  EXPECT_TRUE(matches(phone, std::string("123") + kEnd));
+  EXPECT_FALSE(matches(phone, std::string("1234") + kEnd));
+  auto short_text = sw::build_value_grammar(schema_of(R"({"type": "string", "maxLength": 4})"), "", syntax);
+  EXPECT_TRUE(matches(short_text, std::string("\"ok\"") + kEnd));
+  EXPECT_FALSE(matches(short_text, std::string("a\nb") + kEnd));
+}
+
+TEST(TaggedGrammar, CallsWriteEachArgumentBetweenItsMarkers) {
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "book", "parameters": {"type": "object", "properties": {
+      "city": {"type": "string"}, "guests": {"type": "integer"}, "note": {"type": "string"}},
+      "required": ["city", "guests"]}}])"));
+  auto grammar = sw::build_call_grammar(tagged_format(), tools);
+  const std::string head = "<tool_call>\n<function=book>\n<parameter=city>\nRome\n</parameter>\n<parameter=guests>\n2\n</parameter>\n";
+  EXPECT_TRUE(matches(grammar, head + "</function>\n</tool_call>"));
+  EXPECT_TRUE(matches(grammar, head + "<parameter=note>\nby the window\n</parameter>\n</function>\n</tool_call>"));
+  EXPECT_FALSE(matches(grammar, "<tool_call>\n<function=book>\n<parameter=guests>\n2\n</parameter>\n</function>\n</tool_call>"));
+  EXPECT_FALSE(matches(grammar, "<tool_call>\n{\"name\": \"book\", \"arguments\": {\"city\": \"Rome\", \"guests\": 2}}\n</tool_call>"));
+}
+
+// llama.cpp reads a raw value as a string wherever its schema may be one, so a value that may be
+// a string or a number cannot be written raw without becoming a string: refused, by name.
+TEST(TaggedGrammar, AValueThatMayBeAStringOrNotIsRefusedByName) {
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}, "required": ["v"]}}])"));
+  try {
+    sw::build_call_grammar(tagged_format(), tools);
+    FAIL() << "a mixed value was accepted";
+  } catch (const sw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("argument 'v'"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(sw::build_call_grammar(sw::CallFormat::by_name("hermes"), tools));
+}
+
+// The text a tagged call is written in reads back into the call, its values by their schema:
+// a string argument holding "7" stays a string, an integer argument is a number.
+TEST(TaggedFormat, CallTextReadsBackByTheSchema) {
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "code": {"type": "string"}, "count": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}},
+      "required": ["code", "count"]}}])"));
+  const sw::CallFormat format = tagged_format();
+  const sw::ToolCall call{"f", sw::Json::parse(R"({"code": "7", "count": 7, "tags": ["a \"b\"", "c\nd"]})")};
+  const std::string text = format.calls_text({call, call});
+  EXPECT_NE(text.find("<parameter=code>\n7\n</parameter>\n<parameter=count>\n7\n</parameter>"), std::string::npos) << text;
+  std::vector<sw::ToolCall> read = format.parse(text, tools);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[1], call);
+  EXPECT_TRUE(read[0].arguments["code"].is_string());
+  EXPECT_THROW(format.parse("<tool_call>\n<function=f>\n<parameter=code>\nunclosed", tools), sw::Error);
+  EXPECT_THROW(format.parse("<tool_call>\n<function=f>\n<parameter=count>\nseven\n</parameter>\n</function>", tools), sw::Error);
+}
+
+}  // namespace

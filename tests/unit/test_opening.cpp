@@ -34,6 +34,19 @@ TEST(Opening, EveryFormIsACallAndItsPrefixesUndecided) {
   }
 }
 
+// Where calls name their tool in markers (Qwen3-Coder's <function=NAME>), that marker and a
+// tool's name begun open a call even without the marker of the turn's calls.
+TEST(Opening, TheMarkerOfANameOpensACall) {
+  sw::CallFormat format = sw::CallFormat::by_name("hermes");
+  format.json_call = false;
+  format.name_prefix = "<function=", format.name_suffix = ">\n";
+  EXPECT_EQ(sw::classify_opening("<function=get_w", format, weather_tools()), sw::Opening::Call);
+  EXPECT_EQ(sw::classify_opening("<function=", format, weather_tools()), sw::Opening::Undecided);
+  EXPECT_EQ(sw::classify_opening("<functional>", format, weather_tools()), sw::Opening::Text);
+  EXPECT_EQ(sw::classify_opening("<function=search", format, weather_tools()), sw::Opening::Text);
+  EXPECT_EQ(classify("<function=get_w"), sw::Opening::Text);  // JSON calls name their tool in JSON
+}
+
 TEST(Opening, TextAndJsonThatNamesNoToolAreText) {
   for (const char* text : {"The weather in Oslo", "Sure! ", "{\"name\": \"Joke\"", "{\"city\": \"Oslo\"}",
                            "[1, 2]", "```\nprint(1)", "get_weatherman(",

@@ -158,8 +158,35 @@ CallAnalysis Templates::analyze() const {
   a.name_suffix = tools.function.name_suffix;
   a.args_separator = tools.function.args_separator;
   a.close = trim_whitespace(tools.function.close);
+  a.args_start = tools.arguments.start;
+  a.args_end = tools.arguments.end;
+  a.arg_name_prefix = tools.arguments.name_prefix;
+  a.arg_name_suffix = tools.arguments.name_suffix;
+  a.arg_value_prefix = tools.arguments.value_prefix;
+  a.arg_value_suffix = tools.arguments.value_suffix;
+  a.arg_separator = tools.arguments.separator;
   if (a.supports_tools && a.mode != "NONE") a.sample = render_sample_turn(handle_->templates.get(), a.parallel ? 2 : 1);
   return a;
+}
+
+bool Templates::reads_as_sample(const std::string& turn, int calls) const {
+  Request request;
+  request.messages = {{"user", "Call the tools.", "", {}, ""}};
+  for (const common_chat_tool& t : sample_tools()) request.tools.push_back({t.name, t.description, t.parameters});
+  request.parallel_tool_calls = calls > 1;
+  try {
+    const Message read = parse(turn, render(request));
+    if (int(read.calls.size()) != calls) return false;
+    for (int i = 0; i < calls; ++i) {
+      if (read.calls[size_t(i)].name != CallAnalysis::kSampleNames[i] ||
+          nlohmann::ordered_json::parse(read.calls[size_t(i)].arguments) !=
+              nlohmann::ordered_json::parse(CallAnalysis::kSampleArguments[i]))
+        return false;
+    }
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 ReasoningBlock Templates::reasoning_block() const {

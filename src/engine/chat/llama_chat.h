@@ -56,7 +56,11 @@ struct CallAnalysis {
   bool id_in_markers = false;         // a call id between markers of its own ([CALL_ID]...)
   std::string name_field, args_field;  // JSON_NATIVE: the keys of the name and the arguments
   std::string name_prefix, name_suffix, args_separator;  // TAG_WITH_JSON: around the name, as written
-  std::string close;                                    // TAG_WITH_JSON: after the arguments, trimmed
+  std::string close;                                    // after the arguments, trimmed
+  // TAG_WITH_TAGGED: each argument as arg_name_prefix NAME arg_name_suffix arg_value_prefix VALUE
+  // arg_value_suffix, joined by arg_separator, between args_start and args_end; as written, untrimmed.
+  std::string args_start, args_end, arg_name_prefix, arg_name_suffix, arg_value_prefix, arg_value_suffix,
+      arg_separator;
   // The assistant turn the template renders for the sample calls: kSampleNames[i] with the
   // arguments kSampleArguments[i] (JSON text) and the id kSampleIds[i].
   std::string sample;
@@ -92,6 +96,9 @@ class Templates {
   std::string source() const;
   // Throws std::exception when the analysis fails on this template.
   CallAnalysis analyze() const;
+  // Whether llama.cpp's parser for this template reads `turn` (an assistant turn's text) as the
+  // first `calls` sample calls of CallAnalysis, no more and no less.
+  bool reads_as_sample(const std::string& turn, int calls) const;
   ReasoningBlock reasoning_block() const;
 
  private:

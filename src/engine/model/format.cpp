@@ -1,5 +1,7 @@
 #include "engine/model/format.h"
 
+#include <cctype>
+
 #include "engine/chat/llama_chat.h"
 
 namespace sw {
@@ -102,8 +104,9 @@ ToolCall to_call(const Json& value, const CallFormat& format) {
 }
 
 // The calls of a block whose calls name their tool in markers: name_prefix NAME name_suffix
-// ... {arguments}.
-std::vector<ToolCall> marked_name_calls(const std::string& block, const CallFormat& format) {
+// ... ARGUMENTS (a JSON object, or tagged members).
+std::vector<ToolCall> marked_name_calls(const std::string& block, const CallFormat& format,
+                                        const std::vector<ToolSpec>& tools) {
   std::vector<ToolCall> calls;
   size_t at = 0;
   while ((at = block.find(format.name_prefix, at)) != std::string::npos) {
@@ -115,19 +118,143 @@ std::vector<ToolCall> marked_name_calls(const std::string& block, const CallForm
     }
     ToolCall call;
     call.name = block.substr(name_begin, name_end - name_begin);
-    const size_t value = block.find('{', name_end);
-    const size_t value_end = value == std::string::npos ? value : json_value_end(block, value);
-    if (value_end == std::string::npos) throw Error("the arguments of '" + call.name + "' are not a JSON object");
-    Json arguments = Json::parse(block.substr(value, value_end - value), nullptr, false);
-    if (arguments.is_discarded()) throw Error("the arguments of '" + call.name + "' are not valid JSON");
-    call.arguments = arguments_object(call.name, std::move(arguments));
+    size_t begin = name_end + format.name_suffix.size();
+    if (!format.arguments.tagged) {
+      begin = block.find('{', name_end);
+      if (begin == std::string::npos) throw Error("the arguments of '" + call.name + "' are not a JSON object");
+    } else if (block.compare(begin, format.args_prefix.size(), format.args_prefix) == 0) {
+      begin += format.args_prefix.size();
+    }
+    const ToolSpec* tool = nullptr;
+    for (const ToolSpec& t : tools) {
+      if (t.name == call.name) tool = &t;
+    }
+    auto [arguments, end] = format.arguments_at(block, begin, tool);
+    call.arguments = std::move(arguments);
     calls.push_back(std::move(call));
-    at = value_end;
+    at = end;
   }
   return calls;
 }
 
+// Whether `text` is well-formed UTF-8 (a raw value becomes a JSON string, which must be).
+bool valid_utf8(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = (unsigned char)text[i];
+    const size_t length = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      if (((unsigned char)text[i + k] >> 6) != 2) return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// Whether a value of the schema may be a string, and whether it may be something else.
+void value_kinds(const Schema& schema, bool& string, bool& other) {
+  if (!schema.enum_values.empty()) {
+    for (const Json& v : schema.enum_values) (v.is_string() ? string : other) = true;
+  } else if (!schema.any_of.empty()) {
+    for (const Schema& option : schema.any_of) value_kinds(option, string, other);
+  } else {
+    (schema.type == Type::String ? string : other) = true;
+  }
+}
+
+size_t skip_space(const std::string& text, size_t at) {
+  while (at < text.size() && std::isspace((unsigned char)text[at])) ++at;
+  return at;
+}
+
 }  // namespace
+
+std::string ArgumentSyntax::key_text(const std::string& name) const {
+  return tagged ? name_prefix + name + name_suffix : dump_json(Json(name)) + ": ";
+}
+
+bool ArgumentSyntax::raw(const Schema& schema) const {
+  if (!tagged) return false;
+  bool string = false, other = false;
+  value_kinds(schema, string, other);
+  if (string && other)
+    throw Error("a value that may be a string or of another kind cannot be written in this model's tagged "
+                "syntax: a string is written raw there, and llama.cpp's parser reads every such value as a string");
+  return string;
+}
+
+std::optional<Json> ArgumentSyntax::read_value(const std::string& text, const Schema* schema) const {
+  std::string body = text;
+  if (tagged) {
+    if (body.size() < value_suffix.size() || body.compare(body.size() - value_suffix.size(), value_suffix.size(), value_suffix) != 0)
+      return std::nullopt;
+    body.resize(body.size() - value_suffix.size());
+  }
+  if (schema && raw(*schema)) return valid_utf8(body) ? std::optional<Json>(Json(body)) : std::nullopt;
+  Json value = Json::parse(body, nullptr, false);
+  if (!value.is_discarded()) return value;
+  // A tagged value of a tool the caller did not describe: a string where it is not JSON.
+  if (tagged && !schema && valid_utf8(body)) return Json(body);
+  return std::nullopt;
+}
+
+std::string ArgumentSyntax::members_text(const Json& arguments) const {
+  if (!tagged) return dump_json(arguments);
+  std::string text = open;
+  bool first = true;
+  for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+    text += (first ? "" : separator) + key_text(it.key()) +
+            (it.value().is_string() ? it.value().get<std::string>() : dump_json(it.value())) + value_suffix;
+    first = false;
+  }
+  return text + close;
+}
+
+std::pair<Json, size_t> CallFormat::arguments_at(const std::string& text, size_t begin, const ToolSpec* tool) const {
+  const std::string tool_name = tool ? tool->name : "the call";
+  if (!arguments.tagged) {
+    const size_t end = begin < text.size() && text[begin] == '{' ? json_value_end(text, begin) : std::string::npos;
+    if (end == std::string::npos) throw Error("the arguments of '" + tool_name + "' are not a JSON object");
+    Json value = Json::parse(text.substr(begin, end - begin), nullptr, false);
+    if (value.is_discarded()) throw Error("the arguments of '" + tool_name + "' are not valid JSON");
+    return {arguments_object(tool_name, std::move(value)), end};
+  }
+  const ArgumentSyntax& a = arguments;
+  if (text.compare(begin, a.open.size(), a.open) != 0) throw Error("the arguments of '" + tool_name + "' do not open");
+  Json values = Json::object();
+  size_t at = begin + a.open.size();
+  for (;;) {
+    size_t next = skip_space(text, at);
+    if (!values.empty() && !a.separator.empty() && text.compare(next, a.separator.size(), a.separator) == 0)
+      next = skip_space(text, next + a.separator.size());
+    if (text.compare(next, a.name_prefix.size(), a.name_prefix) != 0) break;
+    const size_t key_begin = next + a.name_prefix.size();
+    const size_t key_end = text.find(a.name_suffix, key_begin);
+    if (key_end == std::string::npos) throw Error("an argument's name in '" + tool_name + "' is not closed");
+    const std::string key = text.substr(key_begin, key_end - key_begin);
+    const size_t value_begin = key_end + a.name_suffix.size();
+    const size_t value_end = text.find(a.value_suffix, value_begin);
+    if (value_end == std::string::npos) throw Error("the value of '" + key + "' is not closed");
+    const Property* argument = tool ? tool->find_argument(key) : nullptr;
+    std::optional<Json> value = a.read_value(text.substr(value_begin, value_end + a.value_suffix.size() - value_begin),
+                                             argument ? &argument->schema : nullptr);
+    if (!value) throw Error("the value of '" + key + "' is not valid JSON or not UTF-8");
+    values[key] = std::move(*value);
+    at = value_end + a.value_suffix.size();
+  }
+  if (text.compare(at, a.close.size(), a.close) != 0) throw Error("the arguments of '" + tool_name + "' do not close");
+  return {std::move(values), at + a.close.size()};
+}
+
+std::string CallFormat::call_close_marker() const {
+  if (!arguments.tagged) return "";
+  for (const std::string* marker : {&call_suffix, &call_end, &closer}) {
+    const size_t first = marker->find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) continue;
+    return marker->substr(first, marker->find_last_not_of(" \t\r\n") + 1 - first);
+  }
+  return "";
+}
 
 std::string CallFormat::system_prompt(const std::vector<ToolSpec>& tools,
                                       const std::string& user_system) const {
@@ -148,7 +275,7 @@ std::pair<std::string, std::string> CallFormat::tool_result(const std::string& c
   return {"tool", content};
 }
 
-std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
+std::vector<ToolCall> CallFormat::parse(const std::string& text, const std::vector<ToolSpec>& tools) const {
   // Models sometimes drop their markers and write the bare call: accept that too.
   std::vector<std::string> blocks = call_start.empty() ? std::vector<std::string>{} : marked_blocks(text, call_start, call_end);
   if (blocks.empty()) {
@@ -158,7 +285,7 @@ std::vector<ToolCall> CallFormat::parse(const std::string& text) const {
   std::vector<ToolCall> calls;
   for (const std::string& block : blocks) {
     if (!json_call) {
-      for (ToolCall& call : marked_name_calls(block, *this)) calls.push_back(std::move(call));
+      for (ToolCall& call : marked_name_calls(block, *this, tools)) calls.push_back(std::move(call));
       continue;
     }
     std::string body = strip_code_fence(block);
@@ -257,6 +384,7 @@ class SampleTurn {
     const size_t after = at + name.size();
     if (text_.compare(after, f_.name_suffix.size(), f_.name_suffix) != 0)
       throw Error("the template's call does not end the tool's name as the analysis found");
+    if (f_.arguments.tagged) return locate_tagged_arguments(i, after + f_.name_suffix.size(), end);
     const size_t args = text_.find('{', after);
     const size_t args_end = args == std::string::npos ? args : json_value_end(text_, args);
     if (args_end == std::string::npos) throw Error("the template's call holds no arguments object");
@@ -271,6 +399,21 @@ class SampleTurn {
     const size_t close_at = a_.close.empty() ? args_end : text_.find(a_.close, args_end);
     end = close_at == std::string::npos ? args_end : close_at + a_.close.size();
     if (i == 0) f_.call_suffix = text_.substr(args_end, end - args_end);
+  }
+
+  // A tagged call's sample argument (its name and value) from `from` on, the text between as
+  // the call's args_prefix and the text after it to the call's close as its call_suffix.
+  void locate_tagged_arguments(int i, size_t from, size_t& end) {
+    static const char* const kValues[2] = {"x", "7"};  // kSampleArguments' values, as a template writes them
+    const std::string key = Json::parse(llama_chat::CallAnalysis::kSampleArguments[i]).begin().key();
+    const std::string member = f_.arguments.key_text(key) + kValues[i] + f_.arguments.value_suffix;
+    const size_t at = text_.find(member, from);
+    if (at == std::string::npos) throw Error("the template's call does not write its argument as the analysis found");
+    if (i == 0) f_.args_prefix = text_.substr(from, at - from);
+    const size_t members_end = at + member.size();
+    const size_t close_at = a_.close.empty() ? members_end : text_.find(a_.close, members_end);
+    end = close_at == std::string::npos ? members_end : close_at + a_.close.size();
+    if (i == 0) f_.call_suffix = text_.substr(members_end, end - members_end);
   }
 
   // The sample's call id between the arguments' end and the call's, if the template writes one.
@@ -317,16 +460,27 @@ class SampleTurn {
 std::string unwritable(const llama_chat::CallAnalysis& a) {
   if (!a.supports_tools) return "the template does not show the model its tools";
   if (a.mode == "NONE") return "llama.cpp's template analysis finds no tool calls in the template";
-  if (a.mode == "TAG_WITH_TAGGED")
-    return "its calls write each argument between markers of their own, a syntax not written here yet";
-  if (a.specialized) return "llama.cpp reads this template's calls with a handler of its own, outside its template analysis";
-  if (a.mode != "JSON_NATIVE" && a.mode != "TAG_WITH_JSON") return "llama.cpp's analysis names an unknown syntax '" + a.mode + "'";
+  if (a.mode != "JSON_NATIVE" && a.mode != "TAG_WITH_JSON" && a.mode != "TAG_WITH_TAGGED")
+    return "llama.cpp's analysis names an unknown syntax '" + a.mode + "'";
   if (a.name_is_key) return "its calls use the tool's name as a JSON key";
   if (a.id_in_markers) return "its calls carry an id in markers of its own, not written here yet";
   if (a.name_field.find('.') != std::string::npos) return "its calls nest the name in a wrapper object";
-  if (a.mode == "TAG_WITH_JSON" && a.name_suffix.empty() && a.args_separator.empty())
+  if (a.mode != "JSON_NATIVE" && a.name_suffix.empty() && a.args_separator.empty())
     return "nothing ends a tool's name in its calls";
+  if (a.mode == "TAG_WITH_TAGGED" && a.arg_value_suffix.empty()) return "nothing ends an argument's value in its calls";
+  if (a.mode == "TAG_WITH_TAGGED" && a.arg_name_suffix.empty() && a.arg_value_prefix.empty())
+    return "nothing ends an argument's name in its calls";
   return "";
+}
+
+// Whether llama.cpp's parser of the template reads the format's text of the sample calls back
+// as those calls.
+bool reads_sample_calls(const llama_chat::Templates& templates, const CallFormat& format) {
+  const int count = format.parallel ? 2 : 1;
+  std::vector<ToolCall> calls;
+  for (int i = 0; i < count; ++i)
+    calls.push_back({llama_chat::CallAnalysis::kSampleNames[i], Json::parse(llama_chat::CallAnalysis::kSampleArguments[i])});
+  return templates.reads_as_sample(format.calls_text(calls), count);
 }
 
 }  // namespace
@@ -337,8 +491,8 @@ CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_ca
   return by_name("json");
 }
 
-CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const std::string& chat_template,
-                              bool has_tool_call_token) {
+CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const llama_chat::Templates& templates,
+                              const std::string& chat_template, bool has_tool_call_token) {
   std::string why = unwritable(analysis);
   CallFormat f;
   if (why.empty()) {
@@ -353,6 +507,17 @@ CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const st
       f.name_prefix = analysis.name_prefix;
       f.name_suffix = analysis.name_suffix.empty() ? analysis.args_separator : analysis.name_suffix;
     }
+    if (analysis.mode == "TAG_WITH_TAGGED") {
+      // The members' own start and end markers (none in the templates seen) stay in the call's
+      // args_prefix and call_suffix, cut from the sample.
+      ArgumentSyntax& a = f.arguments;
+      a.tagged = true;
+      a.open = a.close = "";
+      a.name_prefix = analysis.arg_name_prefix;
+      a.name_suffix = analysis.arg_name_suffix + analysis.arg_value_prefix;
+      a.value_suffix = analysis.arg_value_suffix;
+      a.separator = analysis.arg_separator;
+    }
     f.call_start = analysis.call_start;
     f.call_end = analysis.call_end;
     f.section_start = analysis.section_start;
@@ -360,7 +525,9 @@ CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const st
     f.list = analysis.list;
     try {
       SampleTurn(analysis, f).cut();
-      return f;
+      if (!analysis.specialized || reads_sample_calls(templates, f)) return f;
+      why = "llama.cpp reads this template's calls with a handler of its own, which does not read them as its "
+            "template analysis describes them";
     } catch (const Error& e) {
       why = e.what();
     }
@@ -392,7 +559,7 @@ size_t json_value_end(const std::string& text, size_t begin) {
 
 std::string CallFormat::call_text(const ToolCall& call) const {
   const std::string id = id_prefix.empty() ? "" : id_prefix + "\"" + std::string(size_t(id_length), '0') + "\"";
-  return call_head(call.name) + dump_json(call.arguments) + id + call_suffix;
+  return call_head(call.name) + arguments.members_text(call.arguments) + id + call_suffix;
 }
 
 }  // namespace sw

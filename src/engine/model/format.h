@@ -2,6 +2,7 @@
 // was trained to see, and parsing of free output back into calls.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,10 +13,35 @@ namespace sw {
 
 namespace llama_chat {
 struct CallAnalysis;
+class Templates;
 }
 
-// A call's text is  name_prefix NAME name_suffix args_prefix ARGUMENTS [id_prefix ID] call_suffix
-// (the arguments a JSON object), and a turn's  opener CALL (separator CALL)* closer.
+// How a call writes its arguments: as one JSON object's members ({"city": "Paris", "days": 3}),
+// or tagged - each argument between markers of its own, a string's value raw, as it is, ended
+// by the value's end marker (<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n).
+// Either way the members are  open MEMBER (separator MEMBER)* close, a member  key_text(NAME) VALUE
+// value_suffix, in the reference order (call_grammar.h).
+struct ArgumentSyntax {
+  bool tagged = false;
+  std::string open = "{", close = "}";
+  std::string name_prefix, name_suffix;  // tagged: around an argument's name, the value's own prefix included
+  std::string value_suffix;              // tagged: after each value; never empty (it ends a raw value)
+  std::string separator = ", ";
+
+  // The text before an argument's value: '"city": ' or '<parameter=city>\n'.
+  std::string key_text(const std::string& name) const;
+  // Whether a value of this schema is written raw: tagged, and the schema's value a string, as
+  // llama.cpp's parser reads it (a schema that may be a string or another kind is refused).
+  bool raw(const Schema& schema) const;
+  // The value of one argument from its text (value_suffix included where tagged); nullopt if the
+  // text is not such a value (JSON that does not parse, or bytes that are not UTF-8).
+  std::optional<Json> read_value(const std::string& text, const Schema* schema) const;
+  // The members' text of these arguments, as a template writes them.
+  std::string members_text(const Json& arguments) const;
+};
+
+// A call's text is  name_prefix NAME name_suffix args_prefix ARGUMENTS [id_prefix ID] call_suffix,
+// and a turn's  opener CALL (separator CALL)* closer.
 struct CallFormat {
   std::string name;       // "template", "smollm2", "hermes", "json", ...
   // Who shows the model its tools and tool results: "template" (the model's own chat template),
@@ -38,6 +64,7 @@ struct CallFormat {
   int id_length = 0;
   bool json_call = true;   // the whole call is one JSON object: {"<name_field>": ..., "<args_field>": ...}
   std::string name_field = "name", args_field = "arguments";
+  ArgumentSyntax arguments;  // how the arguments are written (JSON for every json_call format)
   bool parallel = true;    // a turn may hold several calls
   bool list = false;       // the turn's calls are one JSON list
   // Why the model's template did not give the format, when the model's own was asked for and
@@ -60,8 +87,14 @@ struct CallFormat {
   // The text whose appearance ends a call in free output.
   const std::string& free_stop() const { return call_end.empty() ? closer : call_end; }
 
-  // Parses a model's free output. Throws Error with a short reason when it holds no call.
-  std::vector<ToolCall> parse(const std::string& text) const;
+  // Parses a model's free output; `tools` give the kinds of tagged values. Throws Error with a
+  // short reason when it holds no call.
+  std::vector<ToolCall> parse(const std::string& text, const std::vector<ToolSpec>& tools = {}) const;
+  // The arguments of one call whose arguments begin at `begin` in `text` (after call_head), and
+  // one past their end. Throws Error when they are not complete or do not read.
+  std::pair<Json, size_t> arguments_at(const std::string& text, size_t begin, const ToolSpec* tool) const;
+  // The text whose appearance ends a call, where calls are not JSON objects ("" where they are).
+  std::string call_close_marker() const;
 
   // The format whose turn is one JSON list of calls: itself where it already is one, else the
   // list in the format's per-call markers ("hermes-list" for hermes). Throws Error for a format
@@ -70,10 +103,12 @@ struct CallFormat {
 
   static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
   // The format llama.cpp's analysis of the model's template describes; a format of this
-  // library's (with fallback_reason set) where the analysis describes none it can write.
+  // library's (with fallback_reason set) where the analysis describes none it can write - or,
+  // for a template that llama.cpp reads with a handler of its own, where that handler does not
+  // read the format's sample calls back as they were (`templates`: the model's).
   // `has_tool_call_token`: "<tool_call>" is one token of the vocabulary.
-  static CallFormat derive(const llama_chat::CallAnalysis& analysis, const std::string& chat_template,
-                           bool has_tool_call_token);
+  static CallFormat derive(const llama_chat::CallAnalysis& analysis, const llama_chat::Templates& templates,
+                           const std::string& chat_template, bool has_tool_call_token);
   // The library's own choice from the template's text (for a model without a usable template).
   static CallFormat detect(const std::string& chat_template, bool has_tool_call_token);
 };

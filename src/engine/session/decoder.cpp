@@ -194,6 +194,12 @@ void CallTracker::feed(const std::string& text) {
   size_t skipped = std::min(skip_, text.size());
   skip_ -= skipped;
   for (char c : text.substr(skipped)) {
+    if (!close_marker_.empty()) {
+      recent_ += c;
+      if (recent_.size() > close_marker_.size()) recent_.erase(0, 1);
+      if (recent_ == close_marker_) closed_ms_.push_back(ms_since(origin_));
+      continue;
+    }
     if (depth_ > 0 || c == '{') object_ += c;
     if (in_string_) {
       if (escaped_) escaped_ = false;

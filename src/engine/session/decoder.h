@@ -68,12 +68,14 @@ using Clock = std::chrono::steady_clock;
 double ms_between(Clock::time_point from, Clock::time_point to);
 
 // Watches the text of an answer as it is decided and notes when each call's JSON object
-// closes: from then on that call can be executed. `on_close`, if set, gets each closed
-// object's text and the time.
+// closes - or, for a format whose calls are not JSON objects, when its `close_marker` appears
+// (CallFormat::call_close_marker): from then on that call can be executed. `on_close`, if set,
+// gets each closed object's text and the time.
 class CallTracker {
  public:
   using OnClose = std::function<void(const std::string& object, double at_ms)>;
-  explicit CallTracker(Clock::time_point origin) : origin_(origin) {}
+  explicit CallTracker(Clock::time_point origin, std::string close_marker = "")
+      : origin_(origin), close_marker_(std::move(close_marker)) {}
   void feed(const std::string& text);
   void skip(size_t bytes) { skip_ += bytes; }  // the next bytes fed were seen already
   void on_close(OnClose callback) { on_close_ = std::move(callback); }
@@ -82,6 +84,8 @@ class CallTracker {
 
  private:
   Clock::time_point origin_;
+  const std::string close_marker_;
+  std::string recent_;  // the last bytes fed, as many as the close marker has
   size_t skip_ = 0;
   int depth_ = 0;
   bool in_string_ = false, escaped_ = false;

@@ -88,6 +88,21 @@ Fit tagged_call(Cursor c, const CallFormat& format) {
   return format.call_marker().empty() ? Fit::No : literal(c, format.call_marker());
 }
 
+// <function=get_w: where calls name their tool outside JSON, the marker before a tool's name and
+// the name begun (some models leave out the marker of the turn's calls: llama.cpp reads them).
+Fit marked_name(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
+  if (format.json_call || format.name_prefix.empty()) return Fit::No;
+  Fit prefix = literal(c, format.name_prefix);
+  if (prefix != Fit::Whole) return prefix;
+  if (c.at_end()) return Fit::Partial;
+  const std::string_view begun = c.text.substr(c.at);
+  for (const ToolSpec& tool : tools) {
+    const size_t n = std::min(begun.size(), tool.name.size());
+    if (begun.compare(0, n, std::string_view(tool.name).substr(0, n)) == 0) return Fit::Whole;
+  }
+  return Fit::No;
+}
+
 // ```lang\n and then JSON, the format's tag or a python-like call.
 Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
   Fit fence = literal(c, "```");
@@ -110,7 +125,7 @@ Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>&
 Opening classify_opening(const std::string& text, const CallFormat& format, const std::vector<ToolSpec>& tools) {
   Cursor c{text};
   skip_space(c);
-  Fit fit = better(better(tagged_call(c, format), json_call(c, format, tools)),
+  Fit fit = better(better(better(tagged_call(c, format), marked_name(c, format, tools)), json_call(c, format, tools)),
                    better(python_call(c, tools), fenced_call(c, format, tools)));
   switch (fit) {
     case Fit::Whole: return Opening::Call;

@@ -517,7 +517,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
-  CallTracker tracker(prefilled);
+  CallTracker tracker(prefilled, tools.format().call_close_marker());
   SerialCallEvents serial_events(options, s.events);
   if (!weaving && options.mode != DecodeMode::Free)
     tracker.on_close([&](const std::string& object, double at_ms) { serial_events.closed(object, tools.format(), at_ms); });
@@ -593,7 +593,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
     // A turn cut off at max_tokens is judged by its text in every mode: the calls it completed
     // stand, a call it cut off fails the parse (the same text, the same answer).
     if (!failure.empty() && !generated.hit_token_limit) throw Error(failure);
-    result.calls = tools.format().parse(result.text);
+    result.calls = tools.format().parse(result.text, all_tools.tools());
     if (options.max_calls > 0 && int(result.calls.size()) > options.max_calls)
       throw Error(std::to_string(result.calls.size()) + " calls where at most " + std::to_string(options.max_calls) +
                   " are allowed");

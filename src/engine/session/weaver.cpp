@@ -37,7 +37,7 @@ struct Branch {
   std::vector<llama_token> picks;    // the tokens chosen; all but the last are in `cached`
   std::vector<Decision> decisions;   // one per pick, offsets into `text`
 
-  // The JSON text of the value (without the skeleton's prefix).
+  // The text of the value (without the skeleton's prefix), as the call's syntax writes it.
   std::string value() const { return text.substr(skeleton->value_prefix.size()); }
 };
 
@@ -181,7 +181,8 @@ class Weaver {
   bool weave_call(const ToolSpec& tool, int index) {
     std::vector<const Property*> args = branch_arguments(tool);
     const bool later = decides_later(tool);
-    add_text(tools_.format().args_prefix + (args.empty() ? "" : "{"));
+    const ArgumentSyntax& syntax = tools_.format().arguments;
+    add_text(tools_.format().args_prefix + (args.empty() ? "" : syntax.open));
     std::optional<ToolCall> provisional;
     bool final_emitted = false;
     const bool last_call = options_.max_calls > 0 && index + 1 >= options_.max_calls;
@@ -190,19 +191,21 @@ class Weaver {
       std::vector<Branch> branches = prefill_skeleton(args);
       if (!decode_values(branches)) return false;
       std::string members;
+      Json values = Json::object();
       for (const Branch& b : branches) {
-        members += members.empty() ? "" : ", ";
+        members += &b == &branches.front() ? "" : syntax.separator;
         // The branch's text starts with the end of its key (the value prefix).
         const size_t text_at = turn_.size() + members.size() + b.skeleton->key_text.size() -
                                b.skeleton->value_prefix.size();
         for (const Decision& d : b.decisions) result_.generation.decisions.push_back({text_at + d.offset, d.margin});
         members += b.skeleton->key_text + b.value();
+        std::optional<Json> value = read_decoded(b.value(), b.skeleton->argument->schema);
+        if (!value) return false;
+        values[b.skeleton->argument->name] = std::move(*value);
       }
       const size_t untracked = turn_.size();  // the tracker sees the call once it stands
       turn_ += members;
-      std::optional<Json> arguments = parse_decoded("{" + members + "}");
-      if (!arguments) return false;
-      ToolCall call{tool.name, *arguments};
+      ToolCall call{tool.name, std::move(values)};
       double at = ms_between(tracker_.origin(), Clock::now());
       const bool verifying = options_.weaver.verify;
       if (!later && !verifying) {
@@ -253,24 +256,24 @@ class Weaver {
     return true;
   }
 
-  // Decoded JSON text. The grammars keep its shape, not its content: a number beyond a double's
-  // range or a string of bytes that are not UTF-8 fails here, and the answer is not a call.
-  std::optional<Json> parse_decoded(const std::string& text) {
-    Json value = Json::parse(text, nullptr, false);
-    if (!value.is_discarded()) return value;
-    result_.failure = "the call is not valid JSON (a number out of range or text that is not UTF-8)";
-    return std::nullopt;
+  // A decoded value's text. The grammars keep its shape, not its content: a number beyond a
+  // double's range or a string of bytes that are not UTF-8 fails here, and the answer is not a call.
+  std::optional<Json> read_decoded(const std::string& text, const Schema& schema) {
+    std::optional<Json> value = tools_.format().arguments.read_value(text, &schema);
+    if (!value) result_.failure = kNotAValue;
+    return value;
   }
+  static constexpr const char* kNotAValue = "the call is not valid JSON (a number out of range or text that is not UTF-8)";
 
-  // The call whose JSON object starts at `begin` in the answer.
   // The call of `tool` the turn holds from call_start_ on.
   std::optional<ToolCall> call_at(const ToolSpec& tool) {
     const size_t begin = call_start_ + tools_.format().call_head(tool.name).size();
-    const size_t end = json_value_end(turn_, begin);
-    if (end == std::string::npos) throw Error("internal: the call is not closed");
-    std::optional<Json> arguments = parse_decoded(turn_.substr(begin, end - begin));
-    if (!arguments) return std::nullopt;
-    return ToolCall{tool.name, *arguments};
+    try {
+      return ToolCall{tool.name, tools_.format().arguments_at(turn_, begin, &tool).first};
+    } catch (const Error&) {
+      result_.failure = kNotAValue;
+      return std::nullopt;
+    }
   }
 
   // The skeleton in one pass: the head in the conversation and in every branch (its cells
@@ -334,7 +337,7 @@ class Weaver {
   std::vector<llama_token> next_call_guess(const ToolSpec& tool, const std::string& held_back) const {
     auto tail = make_strategy(DecodeMode::JumpForward, model_, tools_.tail(tool, held_back, with_optional(), true, false));
     const CallFormat& format = tools_.format();
-    Spelled closed = spell(*tail, model_, held_back + "}" + format.call_suffix + format.separator);
+    Spelled closed = spell(*tail, model_, held_back + format.arguments.close + format.call_suffix + format.separator);
     if (!closed.complete) return closed.tokens;
     const std::string before = closed.unwritten;
     auto head = make_strategy(DecodeMode::JumpForward, model_, tools_.head(before));
@@ -342,7 +345,7 @@ class Weaver {
     std::vector<llama_token> tokens = std::move(closed.tokens);
     tokens.insert(tokens.end(), named.tokens.begin(), named.tokens.end());
     if (!named.complete) return tokens;
-    auto next = tools_.skeleton(named.unwritten + format.args_prefix + "{", branch_arguments(tool));
+    auto next = tools_.skeleton(named.unwritten + format.args_prefix + format.arguments.open, branch_arguments(tool));
     tokens.insert(tokens.end(), next->head.begin(), next->head.end());
     return tokens;
   }
@@ -549,7 +552,7 @@ class Weaver {
 
   // The assembled call's tokens after the head: the tokens the branches sampled for their
   // values, as a serial decoder would have them in its cache, and the text between them (a
-  // value's last token, which never had a pass, then ", " and the next argument's name)
+  // value's last token, which never had a pass, then the separator and the next argument's name)
   // tokenized as one piece so that the tokenizer fuses across that seam ('",' is one token).
   struct Assembled {
     std::vector<llama_token> tokens;  // empty if the pieces do not add up to the call's text
@@ -567,7 +570,7 @@ class Weaver {
       if (i + 1 < branches.size()) {
         const SkeletonBranch& next = *branches[i + 1].skeleton;
         if (next.value_prefix.size() > next.key_text.size()) return {};
-        seam += ", " + next.key_text.substr(0, next.key_text.size() - next.value_prefix.size());
+        seam += tools_.format().arguments.separator + next.key_text.substr(0, next.key_text.size() - next.value_prefix.size());
       }
       std::vector<llama_token> seam_tokens = model_.tokenize(seam, false);
       a.tokens.insert(a.tokens.end(), seam_tokens.begin(), seam_tokens.end());
@@ -625,7 +628,11 @@ class Weaver {
     } else {
       if (tokens.empty()) tokens = model_.tokenize(text, false);
       std::string last = model_.pieces[size_t(tokens.back())];
-      if (tokens.size() > 1 && !cut_at_boundary(model_, last, {"}", ", \""}).left.empty()) {
+      const CallFormat& format = tools_.format();
+      const ArgumentSyntax& syntax = format.arguments;
+      const std::vector<std::string> after_value{syntax.close.empty() ? format.call_suffix : syntax.close,
+                                                 syntax.separator + (syntax.tagged ? syntax.name_prefix : "\"")};
+      if (tokens.size() > 1 && !cut_at_boundary(model_, last, after_value).left.empty()) {
         held_back = last;
         tokens.pop_back();
       }

@@ -24,11 +24,13 @@ class SchemaRules {
   }
 
   // {"a": <a>, "b": <b>}: required properties always, optional ones at most once, in the
-  // reference order (see call_grammar.h).
-  Sequence object(const std::vector<Property>& declared, const std::string& name) {
+  // reference order (see call_grammar.h). A call's arguments are written in its format's
+  // `syntax`; every object inside them is JSON.
+  Sequence object(const std::vector<Property>& declared, const std::string& name,
+                  const ArgumentSyntax& syntax = ArgumentSyntax()) {
     const std::vector<Property> properties = reference_order(declared);
-    std::vector<Sequence> members = member_sequences(properties, name);
-    std::vector<Sequence> tail = member_tails(properties, members, name);
+    std::vector<Sequence> members = member_sequences(properties, name, syntax);
+    std::vector<Sequence> tail = member_tails(properties, members, name, syntax);
     // The first member present has no leading ", ": it is the first required one, or any
     // optional one before it.
     std::vector<Sequence> starts;
@@ -39,14 +41,27 @@ class SchemaRules {
     }
     if (i == properties.size()) starts.push_back({});  // all optional: {} is valid
     Sequence inside = starts.size() == 1 ? starts.front() : b_.ref(b_.add(name + "-members", starts));
-    return G::literal("{") + inside + G::literal("}");
+    return G::literal(syntax.open) + inside + G::literal(syntax.close);
   }
 
-  // The end of an object whose members so far are written: the optional `properties`, each
-  // at most once, in order, each after ", "; then "}".
-  Sequence object_rest(const std::vector<Property>& optional, const std::string& name) {
-    std::vector<Sequence> members = member_sequences(optional, name);
-    return member_tails(optional, members, name).front() + G::literal("}");
+  // The end of a call's arguments whose members so far are written: the optional `properties`,
+  // each at most once, in order, each after the separator; then the close.
+  Sequence object_rest(const std::vector<Property>& optional, const std::string& name, const ArgumentSyntax& syntax) {
+    std::vector<Sequence> members = member_sequences(optional, name, syntax);
+    return member_tails(optional, members, name, syntax).front() + G::literal(syntax.close);
+  }
+
+  // An argument's value as the syntax writes it, its end marker included where it has one.
+  Sequence member_value(const Schema& schema, const std::string& name, const ArgumentSyntax& syntax) {
+    if (!syntax.tagged) return value(schema, name);
+    if (!syntax.raw(schema)) return value(schema, name) + G::literal(syntax.value_suffix);
+    if (!schema.enum_values.empty()) {
+      std::vector<Sequence> members;
+      for (const Json& v : schema.enum_values) members.push_back(G::literal(v.get<std::string>() + syntax.value_suffix));
+      return b_.ref(b_.add(name, std::move(members)));
+    }
+    if (has_string_keywords(schema)) return string_value(b_, schema, syntax.value_suffix);
+    return b_.ref(shared("raw-text", [&] { return text_until(syntax.value_suffix); }));
   }
 
   Sequence string() { return b_.ref(shared("string", [&] { return string_rule(); })); }
@@ -84,19 +99,25 @@ class SchemaRules {
     return {any()};
   }
 
-  std::vector<Sequence> member_sequences(const std::vector<Property>& properties, const std::string& name) {
+  std::vector<Sequence> member_sequences(const std::vector<Property>& properties, const std::string& name,
+                                         const ArgumentSyntax& syntax) {
     std::vector<Sequence> members;
-    for (const Property& p : properties)
-      members.push_back(G::literal(dump_json(Json(p.name)) + ": ") + value(p.schema, name + "-" + p.name));
+    for (const Property& p : properties) {
+      try {
+        members.push_back(G::literal(syntax.key_text(p.name)) + member_value(p.schema, name + "-" + p.name, syntax));
+      } catch (const Error& e) {
+        throw Error("argument '" + p.name + "': " + e.what());
+      }
+    }
     return members;
   }
 
-  // tail[i]: the members from i on, each preceded by ", "; optional ones may be skipped.
-  std::vector<Sequence> member_tails(const std::vector<Property>& properties,
-                                     const std::vector<Sequence>& members, const std::string& name) {
+  // tail[i]: the members from i on, each preceded by the separator; optional ones may be skipped.
+  std::vector<Sequence> member_tails(const std::vector<Property>& properties, const std::vector<Sequence>& members,
+                                     const std::string& name, const ArgumentSyntax& syntax) {
     std::vector<Sequence> tail(properties.size() + 1);
     for (size_t i = properties.size(); i-- > 0;) {
-      Sequence present = G::literal(", ") + members[i] + tail[i + 1];
+      Sequence present = G::literal(syntax.separator) + members[i] + tail[i + 1];
       tail[i] = properties[i].required ? present : b_.ref(b_.add(name + "-rest", {present, tail[i + 1]}));
     }
     return tail;
@@ -126,6 +147,34 @@ class SchemaRules {
                                              G::bytes(hex) + G::bytes(hex)});
     uint32_t chars = b_.star("chars", b_.ref(character));
     return {G::literal("\"") + b_.ref(chars) + G::literal("\"")};
+  }
+
+  // Any text up to and including the first occurrence of `end` (a raw value and its end
+  // marker): an automaton whose state is the longest start of `end` the text ends with.
+  std::vector<Sequence> text_until(const std::string& end) {
+    ByteSet text;
+    for (int c = 0x20; c < 256; ++c) text.set(size_t(c));
+    text.set('\t').set('\n').set('\r');
+    const auto next_state = [&](size_t state, unsigned char c) {
+      const std::string seen = end.substr(0, state) + char(c);
+      for (size_t n = std::min(seen.size(), end.size()); n > 0; --n) {
+        if (seen.compare(seen.size() - n, n, end, 0, n) == 0) return n;
+      }
+      return size_t(0);
+    };
+    std::vector<uint32_t> states;
+    for (size_t state = 0; state < end.size(); ++state) states.push_back(b_.declare("raw-text"));
+    for (size_t state = 0; state < end.size(); ++state) {
+      std::map<size_t, ByteSet> by_target;
+      for (int c = 0; c < 256; ++c) {
+        if (text.test(size_t(c))) by_target[next_state(state, (unsigned char)c)].set(size_t(c));
+      }
+      std::vector<Sequence> alternatives;
+      for (const auto& [target, bytes] : by_target)
+        alternatives.push_back(target == end.size() ? G::bytes(bytes) : G::bytes(bytes) + b_.ref(states[target]));
+      b_.define(states[state], std::move(alternatives));
+    }
+    return {b_.ref(states[0])};
   }
 
   // Numbers as JSON writes them, their digits bounded (kMaxNumberDigits).
@@ -234,7 +283,7 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   std::vector<Sequence> per_tool;
   for (const ToolSpec& tool : tools) {
     per_tool.push_back(G::literal(tool.name + format.name_suffix + format.args_prefix) +
-                       rules.object(tool.arguments, "args-" + tool.name) + call_ending(rules, format));
+                       rules.object(tool.arguments, "args-" + tool.name, format.arguments) + call_ending(rules, format));
   }
   uint32_t call = b.add("call", {G::literal(format.name_prefix) + b.ref(b.add("tool", per_tool))});
   Sequence more_call = G::literal(format.separator) + b.ref(call);
@@ -246,10 +295,11 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   return std::make_shared<const Grammar>(b.build(root));
 }
 
-std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix) {
+std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix,
+                                                   const ArgumentSyntax& syntax) {
   GrammarBuilder b;
   SchemaRules rules(b);
-  uint32_t root = b.add("value", {G::literal(prefix) + rules.value(schema, "v")});
+  uint32_t root = b.add("value", {G::literal(prefix) + rules.member_value(schema, "v", syntax)});
   return std::make_shared<const Grammar>(b.build(root));
 }
 
@@ -268,7 +318,8 @@ std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, con
                                                   bool last_call) {
   GrammarBuilder b;
   SchemaRules rules(b);
-  Sequence object = members_written ? rules.object_rest(optional, "args") : rules.object(optional, "args");
+  Sequence object = members_written ? rules.object_rest(optional, "args", format.arguments)
+                                    : rules.object(optional, "args", format.arguments);
   std::vector<Sequence> ends{G::literal(format.closer)};
   if (!last_call && format.parallel) ends.push_back(G::literal(format.separator));
   uint32_t end = b.add("end", ends);

@@ -1,7 +1,8 @@
 // Grammars generated from tool schemas: the whole answer of a turn (one or more calls in the
 // model's call format), one argument value, and the serial pieces of a SchemaWeaver call.
 //
-// Text layout is canonical, as models write JSON: ", " between items and ": " after keys.
+// Text layout is canonical, as models write JSON: ", " between items and ": " after keys; a
+// call's own arguments are laid out by its format (ArgumentSyntax: a JSON object or tagged).
 // Members of an object appear in the reference order: the required ones first, always, in the
 // order the schema declares them, then the optional ones, each at most once, in declared order.
 // Every mode writes this order, SchemaWeaver included (its branches are the required arguments,
@@ -23,15 +24,17 @@ std::vector<Property> reference_order(const std::vector<Property>& declared);
 // max_calls: the calls of the turn at most (0: any number).
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools, int max_calls = 0);
-// One argument value, after `prefix` (text the skeleton left to the value, such as a space).
-std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix = "");
+// One argument value, after `prefix` (text the skeleton left to the value, such as a space), as
+// `syntax` writes it (a tagged value with its end marker).
+std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix = "",
+                                                   const ArgumentSyntax& syntax = ArgumentSyntax());
 
 // SchemaWeaver's serial pieces. The head: `prefix` (the format's opener or the text pending
 // before a call), then the format's name prefix, one of the tools' names and its name suffix.
 std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools);
-// The tail of a call: `prefix`, the arguments object's remaining `optional` members (each at
-// most once, in order) and its "}" - or, if no member is written yet, the whole object - then
+// The tail of a call: `prefix`, the arguments' remaining `optional` members (each at most
+// once, in order) and their close - or, if no member is written yet, all the arguments - then
 // the format's call suffix and closer, or (unless `last_call` or the format writes one call a
 // turn) its separator before another.
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,

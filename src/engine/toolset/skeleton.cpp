@@ -43,7 +43,16 @@ Cut cut_at_boundary(const LoadedModel& model, const std::string& text,
   return {{}, text};
 }
 
-std::vector<std::string> value_openings(const Schema& schema) {
+std::vector<std::string> value_openings(const Schema& schema, const ArgumentSyntax& syntax) {
+  if (syntax.raw(schema)) {
+    // A raw string: its text as it is, or nothing before the end marker.
+    if (!schema.enum_values.empty()) {
+      std::vector<std::string> members;
+      for (const Json& v : schema.enum_values) members.push_back(v.get<std::string>() + syntax.value_suffix);
+      return members;
+    }
+    return {"a", "S", "1", " ", "-", "/", "$", syntax.value_suffix};
+  }
   std::vector<std::string> out;
   if (schema.nullable) out.push_back("null");
   if (!schema.enum_values.empty()) {
@@ -74,19 +83,21 @@ std::vector<std::string> value_openings(const Schema& schema) {
 }
 
 Skeleton build_skeleton(const LoadedModel& model, const std::string& head_text,
-                        const std::vector<const Property*>& arguments) {
+                        const std::vector<const Property*>& arguments, const CallFormat& format) {
+  const ArgumentSyntax& syntax = format.arguments;
   std::vector<std::string> key_texts, after_head;
   for (const Property* p : arguments) {
-    key_texts.push_back(dump_json(Json(p->name)) + ": ");
-    for (const std::string& opening : value_openings(p->schema)) after_head.push_back(key_texts.back() + opening);
+    key_texts.push_back(syntax.key_text(p->name));
+    for (const std::string& opening : value_openings(p->schema, syntax))
+      after_head.push_back(key_texts.back() + opening);
   }
-  if (arguments.empty()) after_head.push_back("}");
+  if (arguments.empty()) after_head.push_back(syntax.close.empty() ? format.call_suffix : syntax.close);
   Skeleton skeleton;
   Cut head = cut_at_boundary(model, head_text, after_head);
   skeleton.head = std::move(head.tokens);
   skeleton.head_left = head.left;
   for (size_t i = 0; i < arguments.size(); ++i) {
-    Cut key = cut_at_boundary(model, head.left + key_texts[i], value_openings(arguments[i]->schema));
+    Cut key = cut_at_boundary(model, head.left + key_texts[i], value_openings(arguments[i]->schema, syntax));
     skeleton.branches.push_back({arguments[i], key_texts[i], std::move(key.tokens), key.left});
   }
   return skeleton;

@@ -27,12 +27,13 @@ struct Cut {
 Cut cut_at_boundary(const LoadedModel& model, const std::string& text,
                     const std::vector<std::string>& continuations);
 
-// Likely first characters of a value of this schema, for finding boundaries before it.
-std::vector<std::string> value_openings(const Schema& schema);
+// Likely first characters of a value of this schema as `syntax` writes it, for finding
+// boundaries before it.
+std::vector<std::string> value_openings(const Schema& schema, const ArgumentSyntax& syntax = ArgumentSyntax());
 
 struct SkeletonBranch {
   const Property* argument = nullptr;
-  std::string key_text;              // '"name": ' - what precedes the value in the call text
+  std::string key_text;              // '"name": ' - what precedes the value in the call text (ArgumentSyntax::key_text)
   std::vector<llama_token> tokens;   // the branch's tokens after the head
   std::string value_prefix;          // the end of the skeleton text that the value must start with
 };
@@ -43,8 +44,9 @@ struct Skeleton {
   std::vector<SkeletonBranch> branches;
 };
 
-// `head_text` ends where the arguments object's members begin (after '"arguments": {').
+// `head_text` ends where the arguments' members begin (after '"arguments": {'); `format` writes
+// the call.
 Skeleton build_skeleton(const LoadedModel& model, const std::string& head_text,
-                        const std::vector<const Property*>& arguments);
+                        const std::vector<const Property*>& arguments, const CallFormat& format);
 
 }  // namespace sw

@@ -112,7 +112,7 @@ std::shared_ptr<const Grammar> CompiledToolSet::head(const std::string& prefix) 
 
 std::shared_ptr<const Grammar> CompiledToolSet::value(const Property& argument, const std::string& prefix) const {
   return grammars_.get("value " + address(&argument) + " " + prefix,
-                       [&] { return build_value_grammar(argument.schema, prefix); });
+                       [&] { return build_value_grammar(argument.schema, prefix, format_.arguments); });
 }
 
 std::shared_ptr<const Grammar> CompiledToolSet::tail(const ToolSpec& tool, const std::string& prefix,
@@ -150,7 +150,7 @@ std::shared_ptr<const Skeleton> CompiledToolSet::skeleton(const std::string& hea
   std::string key;
   for (const Property* p : arguments) key += address(p) + " ";
   return skeletons_.get(key + "| " + head_text, [&] {
-    return std::make_shared<const Skeleton>(build_skeleton(model(), head_text, arguments));
+    return std::make_shared<const Skeleton>(build_skeleton(model(), head_text, arguments, format_));
   });
 }
 

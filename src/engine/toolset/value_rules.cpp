@@ -43,6 +43,24 @@ ByteSet raw_bytes() {
   return set;
 }
 
+// The bytes a raw string (a tagged syntax's, ended by `end`) holds as they are: the printable
+// ones and the tab, but the end marker's first byte, so the marker cannot begin inside the string.
+ByteSet raw_text_bytes(const std::string& end) {
+  ByteSet set = byte_span(0x20, 0xFF);
+  set.set('\t');
+  set.reset((unsigned char)end.front());
+  return set;
+}
+
+// One character of a raw string, as one count: an ASCII byte of raw_text_bytes or a UTF-8 sequence.
+uint32_t counted_raw_char(GrammarBuilder& b, const std::string& end) {
+  const ByteSet tail = byte_span(0x80, 0xBF);
+  return b.add("raw-char-counted",
+               {G::bytes(raw_text_bytes(end) & byte_span(0x00, 0x7F)), G::bytes(byte_span(0xC2, 0xDF)) + G::bytes(tail),
+                G::bytes(byte_span(0xE0, 0xEF)) + G::bytes(tail) + G::bytes(tail),
+                G::bytes(byte_span(0xF0, 0xF4)) + G::bytes(tail) + G::bytes(tail) + G::bytes(tail)});
+}
+
 // One character of a JSON string, as one count: a printable ASCII byte, a UTF-8 sequence, or an
 // escape (not of a UTF-16 surrogate, whose pair would count as two).
 uint32_t counted_char(GrammarBuilder& b) {
@@ -72,12 +90,13 @@ uint32_t counted_char(GrammarBuilder& b) {
 // maximum), so the closing quote is offered only within the lengths.
 class StringProduct {
  public:
-  StringProduct(GrammarBuilder& b, const Schema& schema) : b_(b) {
+  // `raw_end`: the string is raw, ended by this marker ("": a JSON string in quotes).
+  StringProduct(GrammarBuilder& b, const Schema& schema, const std::string& raw_end) : b_(b), raw_end_(raw_end) {
     const std::string source = string_pattern(schema);
     if (!source.empty()) pattern_.emplace(source);
     min_ = schema.checks.value("minLength", 0);
     if (schema.checks.contains("maxLength")) max_ = schema.checks["maxLength"].get<int>();
-    char_ = b_.ref(counted_char(b_));
+    char_ = b_.ref(raw() ? counted_raw_char(b_, raw_end_) : counted_char(b_));
   }
 
   Sequence build() {
@@ -96,13 +115,15 @@ class StringProduct {
       for (const Edge& e : edges_[i]) {
         if (productive_[size_t(e.target)]) alternatives.push_back(e.text + b_.ref(rules[size_t(e.target)]));
       }
-      if (accepts_[i]) alternatives.push_back(G::literal("\""));
+      if (accepts_[i]) alternatives.push_back(G::literal(raw() ? raw_end_ : "\""));
       b_.define(rules[i], std::move(alternatives));
     }
-    return G::literal("\"") + b_.ref(rules[size_t(start)]);
+    return G::literal(raw() ? "" : "\"") + b_.ref(rules[size_t(start)]);
   }
 
  private:
+  bool raw() const { return !raw_end_.empty(); }
+
   enum class Kind { Start, Search, Closure, Byte, Done };
   using Key = std::tuple<Kind, size_t, int>;  // kind, instruction, characters so far
   struct Edge {
@@ -205,13 +226,14 @@ class StringProduct {
   void read_byte(size_t from, size_t pc, int k) {
     const Pattern::Instruction& in = pattern_->instructions()[pc];
     const ByteSet continuation = byte_span(0x80, 0xBF);
-    const ByteSet raw_start = in.bytes & raw_bytes() & ~continuation;
+    const ByteSet as_is = raw() ? raw_text_bytes(raw_end_) : raw_bytes();
+    const ByteSet raw_start = in.bytes & as_is & ~continuation;
     const ByteSet raw_continuation = in.bytes & continuation;
     if (raw_continuation.any()) edge(from, G::bytes(raw_continuation), {Kind::Closure, in.next, k});
     auto after = counted(k);
     if (!after) return;
     if (raw_start.any()) edge(from, G::bytes(raw_start), {Kind::Closure, in.next, *after});
-    for (int byte = 0; byte < 0x80; ++byte) {
+    for (int byte = 0; byte < 0x80 && !raw(); ++byte) {
       if (in.bytes.test(size_t(byte)) && !raw_bytes().test(size_t(byte)))
         edge(from, G::literal(escaped_byte(byte)), {Kind::Closure, in.next, *after});
     }
@@ -233,6 +255,7 @@ class StringProduct {
   }
 
   GrammarBuilder& b_;
+  const std::string raw_end_;
   std::optional<Pattern> pattern_;
   int min_ = 0;
   std::optional<int> max_;
@@ -371,7 +394,9 @@ bool has_number_keywords(const Schema& schema) {
          c.contains("exclusiveMaximum");
 }
 
-Sequence string_value(GrammarBuilder& b, const Schema& schema) { return StringProduct(b, schema).build(); }
+Sequence string_value(GrammarBuilder& b, const Schema& schema, const std::string& raw_end) {
+  return StringProduct(b, schema, raw_end).build();
+}
 
 Sequence number_value(GrammarBuilder& b, const Schema& schema) {
   std::optional<Bound> low = bound(schema.checks, true), high = bound(schema.checks, false);

@@ -4,6 +4,8 @@
 // accept decodes to a value the keywords admit.
 #pragma once
 
+#include <string>
+
 #include "engine/constraint/grammar.h"
 #include "schemaweaver/tools.h"
 
@@ -23,8 +25,10 @@ bool has_number_keywords(const Schema& schema);
 
 // A JSON string (quotes included) whose value has minLength..maxLength characters (code points)
 // and matches the pattern (or format) somewhere. Throws Error when the pattern and the lengths
-// together need more states than a grammar may hold.
-Sequence string_value(GrammarBuilder& b, const Schema& schema);
+// together need more states than a grammar may hold. With a `raw_end`, the string is raw
+// instead (a tagged syntax's): its characters as they are, no quotes, then `raw_end` - and never
+// the marker's first byte inside, so that the marker cannot begin there.
+Sequence string_value(GrammarBuilder& b, const Schema& schema, const std::string& raw_end = "");
 
 // A JSON integer (schema.type Integer) or number within minimum/maximum and their exclusive
 // forms. Throws Error when no value lies within the bounds.
