@@ -31,6 +31,7 @@ struct CallCommand {
   int max_tokens = 256;
   int max_calls = 0;
   int thinking = 0;
+  std::string template_kwargs;
   bool json = false;
   bool print_prompt = false;
 
@@ -58,6 +59,7 @@ struct CallCommand {
     options.max_tokens = max_tokens;
     options.max_calls = max_calls;
     options.thinking_budget = thinking;
+    if (!template_kwargs.empty()) options.template_kwargs = parse_json_text(template_kwargs, "--template-kwargs");
     options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
                           : tool_choice == "none" ? sw::ToolChoice::None
                                                   : sw::ToolChoice::Required;
@@ -180,6 +182,8 @@ void add_call_command(CLI::App& app) {
                   "a reasoning template's thinking block on: the model may reason this many tokens first (0: off)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--template-kwargs", c->template_kwargs,
+                  "variables for the model's chat template, as a JSON object (llama-server's chat_template_kwargs)");
   cmd->add_option("--max-calls", c->max_calls, "calls in the answer at most (0: any number)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -90,13 +90,15 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(file), {});
 }
 
-sw::Json read_json_file(const std::string& path) {
+sw::Json parse_json_text(const std::string& text, const std::string& what) {
   try {
-    return sw::Json::parse(read_file(path));
+    return sw::Json::parse(text);
   } catch (const sw::Json::parse_error& e) {
-    throw sw::Error("'" + path + "' is not valid JSON: " + e.what());
+    throw sw::Error(what + " is not valid JSON: " + e.what());
   }
 }
+
+sw::Json read_json_file(const std::string& path) { return parse_json_text(read_file(path), "'" + path + "'"); }
 
 void write_json_file(const std::string& path, const sw::Json& json) {
   std::ofstream out(path);

@@ -50,6 +50,7 @@ sw::Json events_json(const std::vector<sw::CallEvent>& events);
 
 std::string read_file(const std::string& path);   // throws sw::Error naming the path
 sw::Json read_json_file(const std::string& path); // throws sw::Error with the parse position
+sw::Json parse_json_text(const std::string& text, const std::string& what);  // `what` names it in the error
 void write_json_file(const std::string& path, const sw::Json& json);  // throws sw::Error naming the path
 
 void add_call_command(CLI::App& app);

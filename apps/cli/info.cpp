@@ -20,7 +20,8 @@ void add_info_command(CLI::App& app) {
               << (info.call_format_fallback.empty() ? "" : " (the library's instruction: " + info.call_format_fallback + ")")
               << "\n"
               << "a call:       " << info.call_example << "\n"
-              << "thinking:     " << (info.thinking_block.empty() ? "none" : sw::Json(info.thinking_block).dump()) << "\n"
+              << "thinking:     " << (info.thinking_block.empty() ? "none" : sw::Json(info.thinking_block).dump())
+              << (info.thinking_always_open ? " (always open: thinking off closes it at once)" : "") << "\n"
               << "context:      " << info.context_size << " tokens\n"
               << "threads:      " << info.threads << "\n"
               << "load:         " << info.load_ms << " ms\n"

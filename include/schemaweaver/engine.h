@@ -59,6 +59,9 @@ struct ModelInfo {
   // The template's thinking block around a reasoning "REASONING" ("<think>\nREASONING\n</think>\n\n"),
   // which CallOptions::thinking_budget opens; "" if the template has none.
   std::string thinking_block;
+  // The template opens that block whatever thinking is set to (MiniMax-M2): thinking off closes
+  // it at once, empty (CallResult::thinking_text holds the close).
+  bool thinking_always_open = false;
   std::string llama_version;   // llama.cpp version/commit this build is from
   std::string system_info;     // ggml's CPU feature summary
   double load_ms = 0;          // how long Model::load took
@@ -98,6 +101,9 @@ struct Message {
   std::string content;
   std::vector<ToolCall> tool_calls{};  // assistant: calls it made (written in the model's format)
   std::string tool_call_id{};          // tool: the call this is the result of
+  // assistant: what it reasoned first (CallResult::reasoning), for a reasoning template to show
+  // back where it does (Qwen3's shows the current turn's)
+  std::string reasoning_content{};
 };
 
 // SchemaWeaver's design steps, each switchable (the ablation of the paper's Table 7).
@@ -155,11 +161,15 @@ struct CallOptions {
   int max_tokens = 256;  // tokens chosen by the model at most, after the prompt (and the thinking)
   // A reasoning template's thinking block (ModelInfo::thinking_block). 0: off, the template's
   // own "thinking off" (llama-server's enable_thinking false: Qwen3's empty block ends the
-  // prompt). N > 0: the model reasons freely for up to N tokens, the block is closed as the
+  // prompt; a template that opens the block anyway gets it closed at once). N > 0: the model reasons freely for up to N tokens, the block is closed as the
   // template writes it (the model's end marker, or forced at the budget), and the answer follows
   // in the mode, under tool_choice as without thinking (auto reads the opening after the block).
   // Throws Error if the template has no thinking block.
   int thinking_budget = 0;
+  // Variables for the model's chat template besides its thinking switch (llama-server's
+  // chat_template_kwargs), e.g. {"reasoning_effort": "low"} for gpt-oss. Throws Error for a model
+  // without a Jinja template, and for "enable_thinking" (thinking_budget sets it).
+  Json template_kwargs = Json::object();
   ToolChoice tool_choice = ToolChoice::Required;
   // Calls in the turn at most (OpenAI's parallel_tool_calls false is 1); 0: any number. The
   // grammar ends the turn after the last allowed call; free decoding reports an error instead.

@@ -269,12 +269,15 @@ AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, 
     CallResult r = session.call(messages, tools, call);
     if (r.text_reply) {
       out.answer = r.text;
-      messages.push_back({"assistant", r.text});
+      Message reply{"assistant", r.text};
+      reply.reasoning_content = r.reasoning;
+      messages.push_back(reply);
       break;
     }
     if (!r.error.empty()) throw Error("the model's call is not valid: " + r.error);
     Message turn{"assistant", ""};
     turn.tool_calls = r.calls;
+    turn.reasoning_content = r.reasoning;
     messages.push_back(turn);
     for (size_t i = 0; i < r.calls.size(); ++i) {
       AgentStep step;

@@ -74,6 +74,8 @@ std::vector<Message> parse_messages(const Json& body, const Limits& limits) {
     m.content = content_text(list[i].contains("content") ? list[i]["content"] : Json(), path + ".content");
     if (m.role == "assistant" && list[i].contains("tool_calls") && !list[i]["tool_calls"].is_null())
       m.tool_calls = message_calls(list[i]["tool_calls"], path + ".tool_calls");
+    if (m.role == "assistant" && list[i].contains("reasoning_content") && !list[i]["reasoning_content"].is_null())
+      m.reasoning_content = require_string(list[i], "reasoning_content", path);
     if (m.role == "tool") m.tool_call_id = require_string(list[i], "tool_call_id", path);
     messages.push_back(std::move(m));
   }
@@ -155,21 +157,24 @@ int parse_max_tokens(const Json& body, const Limits& limits) {
   return std::min(256, limits.max_tokens);
 }
 
+// The chat template's variables, as llama-server takes them (chat_template_kwargs): all but
+// enable_thinking go to the template as they are.
+Json parse_template_kwargs(const Json& body) {
+  if (!body.contains("chat_template_kwargs") || body["chat_template_kwargs"].is_null()) return Json::object();
+  const Json& kwargs = body["chat_template_kwargs"];
+  if (!kwargs.is_object()) throw RequestError("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+  Json others = kwargs;
+  others.erase("enable_thinking");
+  return others;
+}
+
 // A reasoning template's thinking, as llama-server takes it: chat_template_kwargs'
 // enable_thinking, and a budget in tokens (thinking_budget_tokens or reasoning_budget_tokens;
 // -1 or none: as many as max_tokens). A budget alone does not turn thinking on.
 int parse_thinking_budget(const Json& body, int max_tokens) {
   bool enabled = false;
-  if (body.contains("chat_template_kwargs") && !body["chat_template_kwargs"].is_null()) {
-    const Json& kwargs = body["chat_template_kwargs"];
-    if (!kwargs.is_object()) throw RequestError("'chat_template_kwargs' must be an object", "chat_template_kwargs");
-    for (const auto& [key, value] : kwargs.items()) {
-      if (key != "enable_thinking")
-        throw RequestError("chat_template_kwargs other than enable_thinking are not supported ('" + key + "')",
-                           "chat_template_kwargs", "unsupported_parameter");
-    }
-    enabled = optional_bool(kwargs, "enable_thinking", false);
-  }
+  if (body.contains("chat_template_kwargs") && body["chat_template_kwargs"].is_object())
+    enabled = optional_bool(body["chat_template_kwargs"], "enable_thinking", false);
   int budget = -1;
   for (const char* key : {"thinking_budget_tokens", "reasoning_budget_tokens"}) {
     if (!body.contains(key) || body[key].is_null()) continue;
@@ -278,6 +283,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   if (!optional_bool(body, "parallel_tool_calls", true)) request.options.max_calls = 1;
   request.stream = optional_bool(body, "stream", false);
   request.options.max_tokens = parse_max_tokens(body, limits);
+  request.options.template_kwargs = parse_template_kwargs(body);
   request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
   if (body.contains("x_decoding_mode")) {
     if (!body["x_decoding_mode"].is_string()) throw RequestError("'x_decoding_mode' must be a string", "x_decoding_mode");

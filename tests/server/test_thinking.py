@@ -8,8 +8,8 @@ On a tiny random-weight Qwen3 (its real template; the reasoning is nonsense, the
   - streamed: one reasoning_content delta equal to the whole answer's, before any call;
   - thinking off (no kwargs, or a budget alone): no reasoning_content;
   - tool_choice auto: the block is a prelude, never content.
-And refusals by name: thinking on a model whose template has no block (SmolLM2), a template
-kwarg other than enable_thinking, a budget that is not an integer.
+And refusals by name: thinking on a model whose template has no block (SmolLM2), template kwargs
+that are not an object, a budget that is not an integer.
 
     python test_thinking.py --cli build/apps/cli/schemaweaver --model qwen3.gguf --plain M.gguf --tools family_tools.json
 """
@@ -89,8 +89,8 @@ def check_thinking(client, tools, expected):
           f"auto: the block is a prelude, not content: {content[:80]!r}")
 
     expect_400(lambda: client.chat.completions.create(
-        model="any", messages=WEATHER, tools=tools, extra_body={"chat_template_kwargs": {"tools_in_user": True}}),
-        "chat_template_kwargs", "a template kwarg other than enable_thinking")
+        model="any", messages=WEATHER, tools=tools, extra_body={"chat_template_kwargs": [True]}),
+        "chat_template_kwargs", "template kwargs that are not an object")
     expect_400(lambda: client.chat.completions.create(
         model="any", messages=WEATHER, tools=tools, extra_body={**THINKING, "thinking_budget_tokens": "many"}),
         "thinking_budget_tokens", "a budget that is not an integer")

@@ -35,7 +35,7 @@ TEST(OpenAiRequest, ParsesAConversationWithToolCallsAndResults) {
     "messages": [
       {"role": "developer", "content": "Be brief."},
       {"role": "user", "content": [{"type": "text", "text": "Weather in "}, {"type": "text", "text": "Paris?"}]},
-      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+      {"role": "assistant", "content": null, "reasoning_content": "Paris, then.", "tool_calls": [{"id": "call_1", "type": "function",
         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
       {"role": "tool", "tool_call_id": "call_1", "content": "18 C"}]})");
   openai::ChatRequest r = openai::parse_chat_request(body);
@@ -44,6 +44,7 @@ TEST(OpenAiRequest, ParsesAConversationWithToolCallsAndResults) {
   EXPECT_EQ(r.messages[1].content, "Weather in Paris?");
   ASSERT_EQ(r.messages[2].tool_calls.size(), 1u);
   EXPECT_EQ(r.messages[2].tool_calls[0].arguments["city"], "Paris");
+  EXPECT_EQ(r.messages[2].reasoning_content, "Paris, then.");
   EXPECT_EQ(r.messages[3].tool_call_id, "call_1");
   EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Required);
   EXPECT_EQ(r.options.tool, "get_weather");
@@ -126,11 +127,20 @@ TEST(OpenAiRequest, ThinkingIsOnByTheTemplateKwargWithItsBudget) {
   EXPECT_EQ(openai::parse_chat_request(request(R"(, "chat_template_kwargs": {"enable_thinking": false})"))
                 .options.thinking_budget,
             0);
-  EXPECT_EQ(rejected_param(request(R"(, "chat_template_kwargs": {"tools_in_user": true})")), "chat_template_kwargs");
   EXPECT_EQ(rejected_param(request(R"(, "chat_template_kwargs": [true])")), "chat_template_kwargs");
   EXPECT_EQ(rejected_param(request(R"(, "chat_template_kwargs": {"enable_thinking": "yes"})")), "enable_thinking");
   EXPECT_EQ(rejected_param(request(R"(, "thinking_budget_tokens": "many")")), "thinking_budget_tokens");
   EXPECT_EQ(rejected_param(request(R"(, "max_tokens": 10, "reasoning_budget_tokens": 11)")), "reasoning_budget_tokens");
+}
+
+// The template's other variables go to the template as they are; enable_thinking is the
+// thinking switch, not one of them.
+TEST(OpenAiRequest, TemplateKwargsPassThrough) {
+  EXPECT_TRUE(openai::parse_chat_request(request()).options.template_kwargs.empty());
+  const sw::CallOptions options = openai::parse_chat_request(
+      request(R"(, "chat_template_kwargs": {"enable_thinking": true, "reasoning_effort": "low", "n": [1]})")).options;
+  EXPECT_EQ(options.template_kwargs, Json::parse(R"({"reasoning_effort": "low", "n": [1]})"));
+  EXPECT_GT(options.thinking_budget, 0);
 }
 
 TEST(OpenAiResponse, ReasoningIsItsOwnFieldAndDelta) {

@@ -16,7 +16,7 @@ struct ChatTemplate::Impl {
 namespace {
 
 llama_chat::Message to_chat(const Message& m) {
-  llama_chat::Message out{m.role, m.content, "", {}, m.tool_call_id};
+  llama_chat::Message out{m.role, m.content, m.reasoning_content, {}, m.tool_call_id};
   for (const ToolCall& c : m.tool_calls) out.calls.push_back({c.name, dump_json(c.arguments), ""});
   return out;
 }

@@ -218,6 +218,11 @@ ReasoningBlock Templates::reasoning_block() const {
     block.close = after.substr(reasoning + kReasoning.size(), content - reasoning - kReasoning.size());
     block.end = trim_whitespace(block.close);
     if (block.end.empty()) return {};
+    inputs.messages.pop_back();
+    inputs.add_generation_prompt = true;
+    inputs.enable_thinking = false;
+    inputs.chat_template_kwargs["enable_thinking"] = "false";
+    block.always_open = block.opener.empty() && common_chat_templates_apply(handle_->templates.get(), inputs).prompt == before;
     return block;
   } catch (const std::exception&) {
     return {};  // a template that fails on a turn with reasoning has no block to think in

@@ -75,6 +75,9 @@ struct CallAnalysis {
 // has no such block (or does not show a turn's reasoning).
 struct ReasoningBlock {
   std::string opener, close, end;
+  // The template's generation prompt opens the block whether thinking is on or not (MiniMax-M2):
+  // thinking off is then a block closed at once, empty.
+  bool always_open = false;
 };
 
 struct Rendered {

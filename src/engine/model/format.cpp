@@ -473,14 +473,14 @@ std::string unwritable(const llama_chat::CallAnalysis& a) {
   return "";
 }
 
-// Whether llama.cpp's parser of the template reads the format's text of the sample calls back
-// as those calls.
-bool reads_sample_calls(const llama_chat::Templates& templates, const CallFormat& format) {
+// Whether llama.cpp's parser of the template reads the format's text of the sample calls,
+// after `before` (what an answer starts with), back as those calls.
+bool reads_sample_calls(const llama_chat::Templates& templates, const CallFormat& format, const std::string& before) {
   const int count = format.parallel ? 2 : 1;
   std::vector<ToolCall> calls;
   for (int i = 0; i < count; ++i)
     calls.push_back({llama_chat::CallAnalysis::kSampleNames[i], Json::parse(llama_chat::CallAnalysis::kSampleArguments[i])});
-  return templates.reads_as_sample(format.calls_text(calls), count);
+  return templates.reads_as_sample(before + format.calls_text(calls), count);
 }
 
 }  // namespace
@@ -525,9 +525,18 @@ CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const ll
     f.list = analysis.list;
     try {
       SampleTurn(analysis, f).cut();
-      if (!analysis.specialized || reads_sample_calls(templates, f)) return f;
-      why = "llama.cpp reads this template's calls with a handler of its own, which does not read them as its "
-            "template analysis describes them";
+      // An answer to a template that always opens a thinking block starts with its close.
+      const llama_chat::ReasoningBlock block = templates.reasoning_block();
+      const std::string before = block.always_open ? block.close : "";
+      if (reads_sample_calls(templates, f, before)) return f;
+      // llama.cpp reads some templates' turns of one call only (MiniMax-M2's calls it expects
+      // separated by ", ", where the template writes a newline): one call a turn then.
+      CallFormat single = f;
+      single.parallel = false;
+      if (f.parallel && reads_sample_calls(templates, single, before)) return single;
+      why = analysis.specialized ? "llama.cpp reads this template's calls with a handler of its own, which does not "
+                                   "read them as its template analysis describes them"
+                                 : "llama.cpp's parser does not read the calls as its template analysis describes them";
     } catch (const Error& e) {
       why = e.what();
     }

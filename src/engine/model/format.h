@@ -102,10 +102,10 @@ struct CallFormat {
   CallFormat as_list() const;
 
   static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
-  // The format llama.cpp's analysis of the model's template describes; a format of this
-  // library's (with fallback_reason set) where the analysis describes none it can write - or,
-  // for a template that llama.cpp reads with a handler of its own, where that handler does not
-  // read the format's sample calls back as they were (`templates`: the model's).
+  // The format llama.cpp's analysis of the model's template describes, where llama.cpp's parser
+  // for the template reads the format's text of sample calls back into those calls (one call a
+  // turn where it reads no more); else a format of this library's, with fallback_reason set
+  // (`templates`: the model's).
   // `has_tool_call_token`: "<tool_call>" is one token of the vocabulary.
   static CallFormat derive(const llama_chat::CallAnalysis& analysis, const llama_chat::Templates& templates,
                            const std::string& chat_template, bool has_tool_call_token);

@@ -217,6 +217,7 @@ ModelInfo Model::info() const {
   info.call_format_fallback = m.format.fallback_reason;
   info.call_example = m.format.calls_text({{"NAME", Json{{"ARGUMENT", "VALUE"}}}});
   if (!m.reasoning.end.empty()) info.thinking_block = m.reasoning.opener + "REASONING" + m.reasoning.close;
+  info.thinking_always_open = m.reasoning.always_open;
   info.llama_version = SW_LLAMA_VERSION;
   info.system_info = llama_print_system_info();
   info.load_ms = m.load_ms;
