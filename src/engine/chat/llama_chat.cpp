@@ -59,26 +59,42 @@ std::vector<common_chat_tool> sample_tools() {
           {CallAnalysis::kSampleNames[1], "", R"({"type": "object", "properties": {"beta": {"type": "integer"}}})"}};
 }
 
+// A user turn rendered with the generation prompt (`before`), and followed by an assistant
+// `turn` instead (`after`), with `inputs`' tools and switches: what the template adds for an
+// answer is where the two part.
+struct TurnRendering {
+  common_chat_params before;
+  std::string after;
+};
+
+TurnRendering render_turn(const common_chat_templates* templates, common_chat_templates_inputs inputs,
+                          const std::string& user_text, const common_chat_msg& turn) {
+  common_chat_msg user;
+  user.role = "user";
+  user.content = user_text;
+  inputs.messages = {user};
+  inputs.add_generation_prompt = true;
+  TurnRendering r{common_chat_templates_apply(templates, inputs), ""};
+  inputs.messages.push_back(turn);
+  inputs.add_generation_prompt = false;
+  r.after = common_chat_templates_apply(templates, inputs).prompt;
+  return r;
+}
+
 std::string render_sample_turn(const common_chat_templates* templates, int calls) {
   common_chat_templates_inputs inputs;
   inputs.tools = sample_tools();
   inputs.enable_thinking = false;
   inputs.chat_template_kwargs["enable_thinking"] = "false";
-  common_chat_msg user;
-  user.role = "user";
-  user.content = "Call the tools.";
-  inputs.messages = {user};
-  const std::string before = common_chat_templates_apply(templates, inputs).prompt;
   common_chat_msg turn;
   turn.role = "assistant";
   for (int i = 0; i < calls; ++i)
     turn.tool_calls.push_back({CallAnalysis::kSampleNames[i], CallAnalysis::kSampleArguments[i], CallAnalysis::kSampleIds[i]});
-  inputs.messages.push_back(turn);
-  inputs.add_generation_prompt = false;
-  const std::string after = common_chat_templates_apply(templates, inputs).prompt;
+  const TurnRendering r = render_turn(templates, inputs, "Call the tools.", turn);
+  const std::string& before = r.before.prompt;
   size_t shared = 0;
-  while (shared < before.size() && shared < after.size() && before[shared] == after[shared]) ++shared;
-  return after.substr(shared);
+  while (shared < before.size() && shared < r.after.size() && before[shared] == r.after[shared]) ++shared;
+  return r.after.substr(shared);
 }
 
 }  // namespace
@@ -195,20 +211,15 @@ ReasoningBlock Templates::reasoning_block() const {
   inputs.enable_thinking = true;
   inputs.chat_template_kwargs["enable_thinking"] = "true";
   inputs.reasoning_format = kReasoningFormat;
-  common_chat_msg user;
-  user.role = "user";
-  user.content = "Think first.";
-  inputs.messages = {user};
+  common_chat_msg turn;
+  turn.role = "assistant";
+  turn.reasoning_content = kReasoning;
+  turn.content = kContent;
   try {
-    const common_chat_params opened = common_chat_templates_apply(handle_->templates.get(), inputs);
-    if (!opened.supports_thinking) return {};
-    common_chat_msg turn;
-    turn.role = "assistant";
-    turn.reasoning_content = kReasoning;
-    turn.content = kContent;
-    inputs.messages.push_back(turn);
-    inputs.add_generation_prompt = false;
-    const std::string before = opened.prompt, after = common_chat_templates_apply(handle_->templates.get(), inputs).prompt;
+    const TurnRendering r = render_turn(handle_->templates.get(), inputs, "Think first.", turn);
+    if (!r.before.supports_thinking) return {};
+    const std::string& before = r.before.prompt;
+    const std::string& after = r.after;
     const size_t reasoning = after.find(kReasoning), content = after.find(kContent);
     if (after.compare(0, before.size(), before) != 0 || reasoning == std::string::npos || content == std::string::npos ||
         content < reasoning || reasoning < before.size())
@@ -218,11 +229,10 @@ ReasoningBlock Templates::reasoning_block() const {
     block.close = after.substr(reasoning + kReasoning.size(), content - reasoning - kReasoning.size());
     block.end = trim_whitespace(block.close);
     if (block.end.empty()) return {};
-    inputs.messages.pop_back();
-    inputs.add_generation_prompt = true;
+    // Thinking off, the same generation prompt: the block is open either way.
     inputs.enable_thinking = false;
     inputs.chat_template_kwargs["enable_thinking"] = "false";
-    block.always_open = block.opener.empty() && common_chat_templates_apply(handle_->templates.get(), inputs).prompt == before;
+    block.always_open = block.opener.empty() && render_turn(handle_->templates.get(), inputs, "Think first.", turn).before.prompt == before;
     return block;
   } catch (const std::exception&) {
     return {};  // a template that fails on a turn with reasoning has no block to think in
