@@ -148,31 +148,12 @@ class GrammarStrategy : public Strategy {
     return {sampled ? model_.tokenize(rest, false) : std::move(joint), 0, true, false};
   }
 
-  // Appends to `sampled` (a token whose text the matcher has consumed, or none) the text the
-  // grammar forces next, re-tokenized together so the model sees its own tokenization.
-  // Where the forced text spells an atomic token ("<tool_call>"), the model may write it as
-  // that token or as plain text, and the two lead to different continuations; the jump stops
-  // before it so that the model decides, as it does under plain constrained decoding. The last
-  // token before the stop is held back too, since the model may fuse it with what follows. What
-  // is held back stays forced by the grammar and is decoded normally.
+  // The sampled token (or none) and the text the grammar forces after it (jump_forward).
   Step forced_step(std::optional<llama_token> sampled, const std::string& sampled_text) {
     Step step;
     if (sampled) step = {{*sampled}, 1, false, false};
-    std::string forced = matcher_.forced_text();
-    if (forced.empty()) return step;
-    std::vector<llama_token> tokens = model_.tokenize(sampled_text + forced, false);
-    // The sampled token itself may be atomic; it is the model's choice already.
-    auto from = tokens.begin() + (sampled && !tokens.empty() && tokens.front() == *sampled ? 1 : 0);
-    auto atomic = std::find_if(from, tokens.end(), [&](llama_token t) { return model_.is_atomic(t); });
-    tokens.erase(atomic, tokens.end());
-    if (tokens.empty()) return step;
-    tokens.pop_back();
-    std::string committed = model_.detokenize(tokens);
-    if (committed.size() <= sampled_text.size() ||
-        committed.compare(0, sampled_text.size(), sampled_text) != 0)
-      return step;
-    matcher_.advance(committed.substr(sampled_text.size()));
-    step.tokens = std::move(tokens);
+    std::vector<llama_token> tokens = jump_forward(model_, matcher_, sampled, sampled_text);
+    if (!tokens.empty()) step.tokens = std::move(tokens);
     return step;
   }
 
@@ -185,6 +166,25 @@ class GrammarStrategy : public Strategy {
 };
 
 }  // namespace
+
+std::vector<llama_token> jump_forward(const LoadedModel& model, Matcher& matcher, std::optional<llama_token> sampled,
+                                      const std::string& sampled_text) {
+  const std::vector<llama_token> alone = sampled ? std::vector<llama_token>{*sampled} : std::vector<llama_token>{};
+  std::string forced = matcher.forced_text();
+  if (forced.empty()) return alone;
+  std::vector<llama_token> tokens = model.tokenize(sampled_text + forced, false);
+  // The sampled token itself may be atomic; it is the model's choice already.
+  auto from = tokens.begin() + (sampled && !tokens.empty() && tokens.front() == *sampled ? 1 : 0);
+  auto atomic = std::find_if(from, tokens.end(), [&](llama_token t) { return model.is_atomic(t); });
+  tokens.erase(atomic, tokens.end());
+  if (tokens.empty()) return alone;
+  tokens.pop_back();
+  std::string committed = model.detokenize(tokens);
+  if (committed.size() <= sampled_text.size() || committed.compare(0, sampled_text.size(), sampled_text) != 0)
+    return alone;
+  matcher.advance(committed.substr(sampled_text.size()));
+  return tokens;
+}
 
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();

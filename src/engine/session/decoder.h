@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,18 @@ std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const LoadedModel& mode
 // Jump-forward decoding that starts where `from` stands: the text it has consumed is in the
 // cache already (a call taken over half-way, as SchemaWeaver's verification does).
 std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from);
+
+// Jump-forward's step: the `sampled` token (whose text the matcher has consumed; none at a
+// phase's start) and the text the grammar forces next, tokenized together so that the model sees
+// its own tokenization - the sampled token may fuse with it. Where the forced text spells an
+// atomic token ("<tool_call>"), the model may write it as that token or as plain text, and the
+// two lead to different continuations: the jump stops before it so that the model decides, as
+// under plain constrained decoding. The last token before the stop is held back too, since the
+// model may fuse it with what follows; what is held back stays forced and is decoded normally.
+// Advances `matcher` over the forced text it takes; returns the tokens (just the sampled one, or
+// none, when nothing is taken).
+std::vector<llama_token> jump_forward(const LoadedModel& model, Matcher& matcher, std::optional<llama_token> sampled,
+                                      const std::string& sampled_text);
 
 // The model's thinking (CallOptions::thinking_budget), which `model.reasoning` must have: the
 // block's opener, free reasoning of at most `budget` tokens to the block's end marker, and the

@@ -34,7 +34,11 @@ struct Branch {
   std::vector<llama_token> cached;   // the tokens in the branch's cells after the head
   std::vector<float> logits;         // of the branch's last token
   bool done = false;
-  std::vector<llama_token> picks;    // the tokens chosen; all but the last are in `cached`
+  // The tokens chosen, each with the text its grammar forced after it (jump-forward within the
+  // branch); all but the last are in `cached`, as jump-forward tokenizes them (a pick may fuse
+  // with the forced text after it).
+  std::vector<llama_token> picks;
+  std::vector<size_t> pick_at;       // per pick: where its tokens begin among the value's tokens
   std::vector<Decision> decisions;   // one per pick, offsets into `text`
 
   // The text of the value (without the skeleton's prefix), as the call's syntax writes it.
@@ -306,7 +310,7 @@ class Weaver {
         batch.push_back({sk.tokens[j], pos++, {all[i + 1]}, j + 1 == sk.tokens.size()});
       last_index.push_back(int(batch.size()) - 1);
       auto grammar = tools_.value(*sk.argument, sk.value_prefix);
-      branches.push_back({&sk, all[i + 1], pos, grammar, Matcher(grammar), "", sk.tokens, {}, false, {}, {}});
+      branches.push_back({&sk, all[i + 1], pos, grammar, Matcher(grammar), "", sk.tokens, {}, false, {}, {}, {}});
     }
     PassCounter passes;
     context_.decode(batch, passes);
@@ -419,6 +423,7 @@ class Weaver {
   void apply(Branch& b, llama_token token, float margin) {
     b.decisions.push_back({b.text.size(), margin});
     b.picks.push_back(token);
+    b.pick_at.push_back(b.cached.size() - b.skeleton->tokens.size());
     Settled s = settle(b.matcher, token);
     b.text += s.text;
     b.matcher = std::move(s.matcher);
@@ -455,9 +460,14 @@ class Weaver {
         result_.generation.sampled_tokens += 1;
         apply(b, token, margin);
         if (b.done) continue;
-        carried.push_back({&b, int(batch.size()), {}, 0});
-        batch.push_back({token, b.next_pos++, {b.sequence}, true});
-        b.cached.push_back(token);
+        // The text the value's grammar forces next rides in the same pass, as under jump-forward.
+        const std::string& piece = model_.pieces[size_t(token)];
+        const std::vector<llama_token> tokens = jump_forward(model_, b.matcher, token, piece);
+        b.text += model_.detokenize(tokens).substr(piece.size());
+        for (size_t j = 0; j < tokens.size(); ++j)
+          batch.push_back({tokens[j], b.next_pos++, {b.sequence}, j + 1 == tokens.size()});
+        carried.push_back({&b, int(batch.size()) - 1, {}, 0});
+        b.cached.insert(b.cached.end(), tokens.begin(), tokens.end());
       }
       if (!ok || batch.empty()) break;
       if (budget() <= 0) {
@@ -581,7 +591,9 @@ class Weaver {
 
   // The index of the token whose logits decide a branch's k-th pick (the token before it);
   // the last pick's token is the first of the seam after the value.
-  static size_t deciding_token(const Assembled& a, size_t branch, size_t k) { return a.value_at[branch] + k - 1; }
+  static size_t deciding_token(const Assembled& a, const std::vector<Branch>& branches, size_t branch, size_t k) {
+    return a.value_at[branch] + branches[branch].pick_at[k] - 1;
+  }
 
   // The first pick of a branch that verification checks: the first branch saw exactly what the
   // conversation holds, so where its cells are adopted only its last pick (how its value ends)
@@ -620,7 +632,7 @@ class Weaver {
     std::vector<llama_token>& tokens = w.call.tokens;
     std::string held_back;  // the call's text after the tokens written
     if (check && !tokens.empty()) {
-      const size_t end = w.call.value_at.back() + branches.back().picks.size() - 1;
+      const size_t end = w.call.value_at.back() + branches.back().pick_at.back();
       w.rest.assign(tokens.begin() + long(end), tokens.end());
       held_back = model_.detokenize(w.rest);
       tokens.resize(end);
@@ -659,7 +671,7 @@ class Weaver {
     if (w.checked) {
       for (size_t i = 0; i < branches.size(); ++i) {
         for (size_t k = first_checked_pick(branches, i); k < branches[i].picks.size(); ++k) {
-          size_t at = deciding_token(w.call, i, k);
+          size_t at = deciding_token(w.call, branches, i, k);
           if (at >= adopt) scored[at - adopt] = true;
         }
       }
@@ -730,7 +742,7 @@ class Weaver {
     for (size_t i = 0; i < branches.size() && !cut; ++i) {
       const Branch& b = branches[i];
       for (size_t k = first_checked_pick(branches, i); k < b.picks.size(); ++k) {
-        const size_t decider = deciding_token(w.call, i, k);
+        const size_t decider = deciding_token(w.call, branches, i, k);
         advance_to(decider + 1);
         const float* logits = decider >= w.adopted ? context_.logits_after(w.head_end + decider + 1) : b.logits.data();
         result_.verification.checked_tokens += 1;
