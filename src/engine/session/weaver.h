@@ -3,10 +3,10 @@
 // For each call: the tool name is decoded under a constraint to the known names until it is
 // unique (or taken from the caller); the skeleton (the call's head, and one branch per
 // required argument holding that argument's name) is prefilled in one pass, the branches
-// sharing the head's cells; all values are decoded together, one token per unfinished branch
-// per pass, each under its own type constraint; the call is assembled and emitted, then
-// written back into the conversation in one pass; optional arguments and the end of the call
-// are decided last, by the serial decode loop. Several calls in a turn repeat this.
+// sharing the head's cells; all values are decoded together, one pick (and the text its grammar
+// forces after it) per unfinished branch per pass, each under its own type constraint; the
+// call is assembled and emitted, then written back into the conversation in one pass; optional
+// arguments and the end of the call are decided last, by the serial decode loop. Several calls in a turn repeat this.
 //
 // With drafts, each pass also carries a guess of how each unfinished value goes on (prompt
 // lookup over the conversation and the branch: values mostly copy the user's words or the
