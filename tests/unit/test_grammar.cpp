@@ -283,6 +283,14 @@ TEST(TaggedFormat, CallTextReadsBackByTheSchema) {
   EXPECT_EQ(read[1], call);
   EXPECT_TRUE(read[0].arguments["code"].is_string());
   EXPECT_THROW(format.parse("<tool_call>\n<function=f>\n<parameter=code>\nunclosed", tools), sw::Error);
+  // A raw value becomes a JSON string: bytes that are not UTF-8 (a stray lead, an overlong form,
+  // a surrogate) make it no value; well-formed ones of every length do.
+  const std::string before = "<tool_call>\n<function=f>\n<parameter=count>\n1\n</parameter>\n<parameter=code>\n";
+  for (const char* bad : {"\xC0\x80", "\xE0\x80\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xFF", "a\xC3"})
+    EXPECT_THROW(format.parse(before + bad + "\n</parameter>\n</function>", tools), sw::Error) << bad;
+  EXPECT_EQ(format.parse(before + "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\n</parameter>\n</function>", tools)[0]
+                .arguments["code"],
+            "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
   EXPECT_THROW(format.parse("<tool_call>\n<function=f>\n<parameter=count>\nseven\n</parameter>\n</function>", tools), sw::Error);
 }
 
