@@ -12,6 +12,8 @@ holds one):
 With --thinking N the template's thinking block is on: the model reasons up to N tokens first,
 and llama.cpp's parser must read from the whole output (block and answer) the reasoning the
 engine reports as well as the calls.
+With --channels the family answers text inside channels of its own (gpt-oss): a text reply under
+auto that llama.cpp's parser refuses (random weights write no channel) counts as holding no call.
 With --fallback the family's template gives no call syntax this library writes: `info` must say
 so and why, and the calls must still come, in the library's own format.
 
@@ -73,6 +75,9 @@ def main():
     parser.add_argument("--fallback", action="store_true",
                         help="the family's template gives no syntax written here: the library's own format")
     parser.add_argument("--list", action="store_true", help="the family's syntax holds a list of calls")
+    parser.add_argument("--channels", action="store_true",
+                        help="text answers stand in channels (gpt-oss's <|channel|>final<|message|>), which random "
+                             "weights do not write: a text reply llama.cpp's parser refuses holds no call either")
     parser.add_argument("--thinking", type=int, default=0, help="the thinking block on, with this budget in tokens")
     parser.add_argument("--max-tokens", type=int, default=300,
                         help="per answer (random weights reply in text to this length under auto)")
@@ -109,6 +114,9 @@ def main():
             if parsed is not None and parse_prompt != engine_prompt:
                 failures.append(f"{label}: the prompt differs from llama.cpp's:\n--- ours\n{engine_prompt[:3000]}\n"
                                 f"--- llama.cpp\n{parse_prompt[:3000]}")
+            if parsed is None and args.channels and not calls and tool_choice == "auto":
+                print(f"{label}: a reply in text outside the template's channels, which llama.cpp reads as no call")
+                continue
             if parsed is None:
                 failures.append(f"{label}: llama.cpp's parser refuses the text: {parse_prompt[-500:]}")
                 continue

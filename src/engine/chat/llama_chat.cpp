@@ -81,6 +81,19 @@ TurnRendering render_turn(const common_chat_templates* templates, common_chat_te
   return r;
 }
 
+// Where an assistant turn's own text begins in `after`, the prompt that was `before` followed by
+// the turn: after the generation prompt where the turn repeats it, else where the two part -
+// moved back to the start of a marker the two share only the beginning of (a generation prompt
+// "<think>..." and a turn "<function ...", both opening with "<").
+size_t answer_begin(const std::string& before, const std::string& after) {
+  size_t shared = 0;
+  while (shared < before.size() && shared < after.size() && before[shared] == after[shared]) ++shared;
+  if (shared == before.size()) return shared;
+  const size_t open = after.find_last_of("<[", shared == 0 ? 0 : shared - 1);
+  if (open != std::string::npos && after.find_first_of(">]", open) >= shared) return open;
+  return shared;
+}
+
 std::string render_sample_turn(const common_chat_templates* templates, int calls) {
   common_chat_templates_inputs inputs;
   inputs.tools = sample_tools();
@@ -91,10 +104,27 @@ std::string render_sample_turn(const common_chat_templates* templates, int calls
   for (int i = 0; i < calls; ++i)
     turn.tool_calls.push_back({CallAnalysis::kSampleNames[i], CallAnalysis::kSampleArguments[i], CallAnalysis::kSampleIds[i]});
   const TurnRendering r = render_turn(templates, inputs, "Call the tools.", turn);
-  const std::string& before = r.before.prompt;
-  size_t shared = 0;
-  while (shared < before.size() && shared < r.after.size() && before[shared] == r.after[shared]) ++shared;
-  return r.after.substr(shared);
+  return r.after.substr(answer_begin(r.before.prompt, r.after));
+}
+
+// How much of `close` (what the template writes after a turn's reasoning and before its text)
+// it also writes after the reasoning of a turn that calls a tool: the block's own close. gpt-oss
+// ends its reasoning with "<|end|><|start|>assistant", then opens "<|channel|>final<|message|>"
+// for text but " to=functions.NAME" for a call.
+size_t shared_with_call_turn(const common_chat_templates* templates, const std::string& close,
+                             common_chat_templates_inputs inputs, common_chat_msg turn) {
+  inputs.tools = sample_tools();
+  turn.content.clear();
+  turn.tool_calls = {{CallAnalysis::kSampleNames[0], CallAnalysis::kSampleArguments[0], CallAnalysis::kSampleIds[0]}};
+  try {
+    const std::string after = render_turn(templates, inputs, "Think first.", turn).after;
+    const size_t reasoning = after.find(turn.reasoning_content);
+    if (reasoning == std::string::npos) return close.size();  // the template drops the reasoning of a call turn
+    const std::string call_close = after.substr(reasoning + turn.reasoning_content.size());
+    return answer_begin(close, call_close);
+  } catch (const std::exception&) {
+    return close.size();
+  }
 }
 
 }  // namespace
@@ -205,6 +235,17 @@ bool Templates::reads_as_sample(const std::string& turn, int calls) const {
   }
 }
 
+std::string Templates::reads_reasoning(const std::string& turn) const {
+  Request request;
+  request.messages = {{"user", "Think first.", "", {}, ""}};
+  request.enable_thinking = true;
+  try {
+    return parse(turn, render(request)).reasoning_content;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 ReasoningBlock Templates::reasoning_block() const {
   static const std::string kReasoning = "SWREASONING", kContent = "SWCONTENT";
   common_chat_templates_inputs inputs;
@@ -227,8 +268,11 @@ ReasoningBlock Templates::reasoning_block() const {
     ReasoningBlock block;
     block.opener = after.substr(before.size(), reasoning - before.size());
     block.close = after.substr(reasoning + kReasoning.size(), content - reasoning - kReasoning.size());
+    const std::string close_before_text = block.close;
+    block.close.resize(shared_with_call_turn(handle_->templates.get(), block.close, inputs, turn));
     block.end = trim_whitespace(block.close);
     if (block.end.empty()) return {};
+    block.keeps_leading_space = reads_reasoning(block.opener + " " + kReasoning + close_before_text + kContent) == " " + kReasoning;
     // Thinking off, the same generation prompt: the block is open either way.
     inputs.enable_thinking = false;
     inputs.chat_template_kwargs["enable_thinking"] = "false";

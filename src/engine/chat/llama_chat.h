@@ -78,6 +78,9 @@ struct ReasoningBlock {
   // The template's generation prompt opens the block whether thinking is on or not (MiniMax-M2):
   // thinking off is then a block closed at once, empty.
   bool always_open = false;
+  // llama.cpp's parser keeps the whitespace a model's reasoning begins with (gpt-oss), rather
+  // than trimming it (Qwen3).
+  bool keeps_leading_space = false;
 };
 
 struct Rendered {
@@ -105,6 +108,9 @@ class Templates {
   ReasoningBlock reasoning_block() const;
 
  private:
+  // The reasoning llama.cpp's parser reads in an answer `turn` to a request with thinking on
+  // ("" where it reads none or refuses the turn).
+  std::string reads_reasoning(const std::string& turn) const;
   struct Handle;
   std::unique_ptr<Handle> handle_;
 };

@@ -383,6 +383,10 @@ class SampleTurn {
       if (begin == std::string::npos || begin < from) throw Error("the template's call is not a JSON object");
       if (i == 0) f_.name_prefix = text_.substr(begin, at - begin);
     } else {
+      // With no marker around the calls, what the turn writes before the name marks a call
+      // (gpt-oss: " to=functions.NAME"), where the analysis leaves the name's prefix empty.
+      if (i == 0 && f_.name_prefix.empty() && a_.call_start.empty() && a_.section_start.empty())
+        f_.name_prefix = text_.substr(from, at - from);
       begin = at - std::min(at, f_.name_prefix.size());
       if (text_.compare(begin, f_.name_prefix.size(), f_.name_prefix) != 0)
         throw Error("the template's call does not hold the name's markers the analysis found");

@@ -177,12 +177,12 @@ size_t tool_prefix_length(const LoadedModel& model, const std::vector<Message>& 
 }
 
 // What the model reasoned in its thinking block `written`: the text between the block's opener
-// and its end marker, as llama.cpp's parser reads it (the whitespace it begins with is the
-// opener's; the newline the close begins with stays).
+// and its end marker, as llama.cpp's parser reads it (the whitespace it begins with taken as the
+// opener's where the parser does so; the newline the close begins with stays).
 std::string reasoning_of(const llama_chat::ReasoningBlock& block, const std::string& written) {
   size_t from = written.compare(0, block.opener.size(), block.opener) == 0 ? block.opener.size() : 0;
   const size_t end = std::min(written.size(), written.rfind(block.end));
-  while (from < end && std::isspace((unsigned char)written[from])) ++from;
+  while (!block.keeps_leading_space && from < end && std::isspace((unsigned char)written[from])) ++from;
   const size_t to = std::max(from, end);
   return written.substr(from, to - from);
 }
