@@ -48,8 +48,7 @@ struct AgentCommand {
   int max_rounds = 6;
   int max_tokens = 256;
   int max_calls = 0;
-  int thinking = 0;
-  std::string template_kwargs;
+  TemplateOptions template_options;
   bool require_call = false;
   bool json = false;
 
@@ -81,8 +80,7 @@ struct AgentCommand {
     options.call = spec.options;
     options.call.max_tokens = max_tokens;
     options.call.max_calls = max_calls;
-    options.call.thinking_budget = thinking;
-    if (!template_kwargs.empty()) options.call.template_kwargs = parse_json_text(template_kwargs, "--template-kwargs");
+    template_options.apply(options.call);
     options.max_rounds = max_rounds;
     options.first_turn_calls = require_call;
     options.tools = tools;
@@ -120,12 +118,8 @@ void add_agent_command(CLI::App& app) {
   cmd->add_option("--max-rounds", c->max_rounds, "model turns at most")->capture_default_str();
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens per turn at most")->capture_default_str();
   cmd->add_option("--max-calls", c->max_calls, "calls per turn at most (0: any number)")->capture_default_str();
-  cmd->add_option("--thinking", c->thinking,
-                  "a reasoning template's thinking block on in every turn, this many tokens at most (0: off)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--template-kwargs", c->template_kwargs,
-                  "variables for the model's chat template, as a JSON object (llama-server's chat_template_kwargs)");
+  c->template_options.add_to(
+      *cmd, "a reasoning template's thinking block on in every turn, this many tokens at most (0: off)");
   cmd->add_flag("--require-call", c->require_call, "the first turn must call a tool (then the model decides)");
   cmd->add_flag("--json", c->json, "print the answer and every step as JSON");
   cmd->callback([c] { c->run(); });

@@ -30,8 +30,7 @@ struct CallCommand {
   std::string tool_choice = "required";
   int max_tokens = 256;
   int max_calls = 0;
-  int thinking = 0;
-  std::string template_kwargs;
+  TemplateOptions template_options;
   bool json = false;
   bool print_prompt = false;
 
@@ -58,8 +57,7 @@ struct CallCommand {
     sw::CallOptions options = spec.options;
     options.max_tokens = max_tokens;
     options.max_calls = max_calls;
-    options.thinking_budget = thinking;
-    if (!template_kwargs.empty()) options.template_kwargs = parse_json_text(template_kwargs, "--template-kwargs");
+    template_options.apply(options);
     options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
                           : tool_choice == "none" ? sw::ToolChoice::None
                                                   : sw::ToolChoice::Required;
@@ -178,12 +176,8 @@ void add_call_command(CLI::App& app) {
                   "restore the prompt's keys and values from this file if this model computed them; save them there "
                   "after the call when more was computed than restored");
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();
-  cmd->add_option("--thinking", c->thinking,
-                  "a reasoning template's thinking block on: the model may reason this many tokens first (0: off)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--template-kwargs", c->template_kwargs,
-                  "variables for the model's chat template, as a JSON object (llama-server's chat_template_kwargs)");
+  c->template_options.add_to(
+      *cmd, "a reasoning template's thinking block on: the model may reason this many tokens first (0: off)");
   cmd->add_option("--max-calls", c->max_calls, "calls in the answer at most (0: any number)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -98,6 +98,17 @@ sw::Json parse_json_text(const std::string& text, const std::string& what) {
   }
 }
 
+void TemplateOptions::add_to(CLI::App& app, const std::string& thinking_help) {
+  app.add_option("--thinking", thinking, thinking_help)->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--template-kwargs", template_kwargs,
+                 "variables for the model's chat template, as a JSON object (llama-server's chat_template_kwargs)");
+}
+
+void TemplateOptions::apply(sw::CallOptions& options) const {
+  options.thinking_budget = thinking;
+  if (!template_kwargs.empty()) options.template_kwargs = parse_json_text(template_kwargs, "--template-kwargs");
+}
+
 sw::Json read_json_file(const std::string& path) { return parse_json_text(read_file(path), "'" + path + "'"); }
 
 void write_json_file(const std::string& path, const sw::Json& json) {

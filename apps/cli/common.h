@@ -26,6 +26,14 @@ struct PromptCacheOptions {
   void apply(sw::Session& session) const;  // throws sw::Error if the folder cannot be made
 };
 
+// The template's thinking block and other variables, as `call` and `agent` take them.
+struct TemplateOptions {
+  int thinking = 0;
+  std::string template_kwargs;
+  void add_to(CLI::App& app, const std::string& thinking_help);
+  void apply(sw::CallOptions& options) const;  // throws sw::Error when the variables are not JSON
+};
+
 // A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
 // no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args (the argument set is
 // taken from the expected answer, where there is one) and read-only (every tool is treated as

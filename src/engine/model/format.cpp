@@ -502,7 +502,8 @@ CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_ca
 }
 
 CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const llama_chat::Templates& templates,
-                              const std::string& chat_template, bool has_tool_call_token) {
+                              const llama_chat::ReasoningBlock& reasoning, const std::string& chat_template,
+                              bool has_tool_call_token) {
   std::string why = unwritable(analysis);
   CallFormat f;
   if (why.empty()) {
@@ -536,8 +537,7 @@ CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const ll
     try {
       SampleTurn(analysis, f).cut();
       // An answer to a template that always opens a thinking block starts with its close.
-      const llama_chat::ReasoningBlock block = templates.reasoning_block();
-      const std::string before = block.always_open ? block.close : "";
+      const std::string before = reasoning.always_open ? reasoning.close : "";
       if (reads_sample_calls(templates, f, before)) return f;
       // llama.cpp reads some templates' turns of one call only (MiniMax-M2's calls it expects
       // separated by ", ", where the template writes a newline): one call a turn then.

@@ -13,6 +13,7 @@ namespace sw {
 
 namespace llama_chat {
 struct CallAnalysis;
+struct ReasoningBlock;
 class Templates;
 }
 
@@ -105,10 +106,11 @@ struct CallFormat {
   // The format llama.cpp's analysis of the model's template describes, where llama.cpp's parser
   // for the template reads the format's text of sample calls back into those calls (one call a
   // turn where it reads no more); else a format of this library's, with fallback_reason set
-  // (`templates`: the model's).
+  // (`templates`: the model's, `reasoning`: its thinking block).
   // `has_tool_call_token`: "<tool_call>" is one token of the vocabulary.
   static CallFormat derive(const llama_chat::CallAnalysis& analysis, const llama_chat::Templates& templates,
-                           const std::string& chat_template, bool has_tool_call_token);
+                           const llama_chat::ReasoningBlock& reasoning, const std::string& chat_template,
+                           bool has_tool_call_token);
   // The library's own choice from the template's text (for a model without a usable template).
   static CallFormat detect(const std::string& chat_template, bool has_tool_call_token);
 };

@@ -159,7 +159,7 @@ void read_chat_template(LoadedModel& m) {
     m.format.fallback_reason = std::string("llama.cpp's template analysis failed: ") + e.what();
     return;
   }
-  m.format = CallFormat::derive(analysis, *m.templates, m.chat_template, tool_call_token);
+  m.format = CallFormat::derive(analysis, *m.templates, m.reasoning, m.chat_template, tool_call_token);
 }
 
 }  // namespace

@@ -53,6 +53,19 @@ const char* openai_name(ToolChoice choice) {
   return "required";
 }
 
+// The caller's template variables as llama.cpp's chat library takes them (JSON texts).
+std::map<std::string, std::string> template_variables(const LoadedModel& model, const Json& kwargs) {
+  std::map<std::string, std::string> variables;
+  if (kwargs.is_null() || kwargs.empty()) return variables;
+  if (!kwargs.is_object()) throw Error("template_kwargs must be a JSON object");
+  if (!model.templates) throw Error("the model has no Jinja chat template to pass template variables to");
+  for (auto it = kwargs.begin(); it != kwargs.end(); ++it) {
+    if (it.key() == "enable_thinking") throw Error("enable_thinking is set by the thinking budget, not as a template variable");
+    variables[it.key()] = dump_json(it.value());
+  }
+  return variables;
+}
+
 // What a prompt shows of the tools: their list, for a model whose own template shows them, and
 // `message(user_system)`, the system message of this library's instruction that shows them to
 // a model whose template does not (null: no tools).
@@ -62,11 +75,12 @@ struct ShownTools {
   ToolsMessage message;
   std::string tool_choice = "auto";
   bool thinking = false;  // the template's thinking on (enable_thinking)
-  const Json* template_kwargs = nullptr;  // the caller's other template variables (an object)
+  std::map<std::string, std::string> template_variables;  // the caller's others (template_variables)
 };
 
 // What a call's prompt shows: the tools (see ShownTools) and the call's choices.
-ShownTools shown_tools(const std::vector<ToolSpec>& tools, ToolsMessage message, const CallOptions& options) {
+ShownTools shown_tools(const LoadedModel& model, const std::vector<ToolSpec>& tools, ToolsMessage message,
+                       const CallOptions& options) {
   ShownTools shown;
   if (!tools.empty()) {
     shown.tools = &tools;
@@ -74,21 +88,8 @@ ShownTools shown_tools(const std::vector<ToolSpec>& tools, ToolsMessage message,
   }
   shown.tool_choice = openai_name(options.tool_choice);
   shown.thinking = options.thinking_budget > 0;
-  shown.template_kwargs = &options.template_kwargs;
+  shown.template_variables = template_variables(model, options.template_kwargs);
   return shown;
-}
-
-// The caller's template variables as llama.cpp's chat library takes them (JSON texts).
-std::map<std::string, std::string> template_variables(const LoadedModel& model, const Json* kwargs) {
-  std::map<std::string, std::string> variables;
-  if (!kwargs || kwargs->empty()) return variables;
-  if (!kwargs->is_object()) throw Error("template_kwargs must be a JSON object");
-  if (!model.templates) throw Error("the model has no Jinja chat template to pass template variables to");
-  for (auto it = kwargs->begin(); it != kwargs->end(); ++it) {
-    if (it.key() == "enable_thinking") throw Error("enable_thinking is set by the thinking budget, not as a template variable");
-    variables[it.key()] = dump_json(it.value());
-  }
-  return variables;
 }
 
 // The conversation with this library's instruction as its first system message, tool results
@@ -150,7 +151,7 @@ std::string render(const LoadedModel& model, const std::vector<Message>& message
   options.tool_choice = shown.tool_choice;
   options.parallel_tool_calls = model.format.parallel;
   options.enable_thinking = shown.thinking;
-  options.template_kwargs = template_variables(model, shown.template_kwargs);
+  options.template_kwargs = shown.template_variables;
   if (model.format.family == "template")
     return render_chat(*model.templates, messages, shown.tools ? *shown.tools : no_tools, options).prompt;
   const std::vector<Message> chat = with_instruction(model.format, messages, shown);
@@ -187,10 +188,16 @@ std::string reasoning_of(const llama_chat::ReasoningBlock& block, const std::str
   return written.substr(from, to - from);
 }
 
+// Whether an answer begins with a thinking block: the call asks for one (thinking_budget), or
+// the template opens it whatever is asked (then closed at once).
+bool thinks(const LoadedModel& model, const CallOptions& options) {
+  return options.thinking_budget > 0 || model.reasoning.always_open;
+}
+
 // The thinking block, if the call asks for it (CallOptions::thinking_budget): the block and its
 // reasoning into `result` (and its phase into the stats), its generation returned.
 GenerationResult think(Context& context, const LoadedModel& model, const CallOptions& options, CallResult& result) {
-  if (options.thinking_budget == 0 && !model.reasoning.always_open) return {};
+  if (!thinks(model, options)) return {};
   const auto started = Clock::now();
   std::unique_ptr<Strategy> thinking = make_thinking(model, options.thinking_budget);
   GenerationResult thought = generate(context, model, *thinking, options.thinking_budget + 1, nullptr);
@@ -210,7 +217,7 @@ std::string render_prompt(const Model& model, const std::vector<Message>& messag
                           const std::vector<ToolSpec>& tools, const CallOptions& options) {
   const LoadedModel& m = loaded(model);
   const ShownTools shown = shown_tools(
-      tools, [&](const std::string& user_system) { return m.format.system_prompt(tools, user_system); }, options);
+      m, tools, [&](const std::string& user_system) { return m.format.system_prompt(tools, user_system); }, options);
   return render(m, messages, shown);
 }
 
@@ -378,13 +385,13 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
   if (options.calls_as_list && options.mode == DecodeMode::Free)
     throw Error("calls as a list are written under a grammar: the free mode writes what the model chooses");
   p.shown = shown_tools(
-      all_tools.tools(), [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); },
+      model, all_tools.tools(), [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); },
       options);
   if (options.thinking_budget < 0) throw Error("thinking_budget must be 0 (thinking off) or positive");
   if (options.thinking_budget > 0 && model.reasoning.end.empty())
     throw Error("the model's chat template has no thinking block (thinking_budget needs one)");
   p.prompt = model.tokenize(render(model, messages, p.shown), true);
-  const int thinking = p.shown.thinking || model.reasoning.always_open
+  const int thinking = thinks(model, options)
                            ? options.thinking_budget +
                                  int(model.tokenize(model.reasoning.opener + model.reasoning.close, false).size())
                            : 0;
