@@ -466,6 +466,23 @@ class SampleTurn {
   const std::string& text_;
 };
 
+// The analysis with a tagged value's suffix cut where llama.cpp's analysis runs it on into what
+// follows the call's last argument, for a template whose calls it finds no close of: MiniCPM5's
+// "</param></function><|im_end|>" is the value's "</param>", then the call's close "</function>".
+// (Checked, as every derived format, by llama.cpp's parser reading the sample calls back.)
+llama_chat::CallAnalysis with_value_suffix_cut(llama_chat::CallAnalysis a) {
+  if (a.mode != "TAG_WITH_TAGGED" || !a.close.empty()) return a;
+  const std::string& suffix = a.arg_value_suffix;
+  const size_t first_end = suffix.find('>');
+  if (first_end == std::string::npos) return a;
+  const size_t next_begin = suffix.find('<', first_end);
+  const size_t next_end = next_begin == std::string::npos ? next_begin : suffix.find('>', next_begin);
+  if (next_end == std::string::npos) return a;
+  a.close = suffix.substr(next_begin, next_end + 1 - next_begin);
+  a.arg_value_suffix = suffix.substr(0, first_end + 1);
+  return a;
+}
+
 // Why the analysis gives no format this library can write ("" when it does).
 std::string unwritable(const llama_chat::CallAnalysis& a) {
   if (!a.supports_tools) return "the template does not show the model its tools";
@@ -501,9 +518,10 @@ CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_ca
   return by_name("json");
 }
 
-CallFormat CallFormat::derive(const llama_chat::CallAnalysis& analysis, const llama_chat::Templates& templates,
+CallFormat CallFormat::derive(const llama_chat::CallAnalysis& found, const llama_chat::Templates& templates,
                               const llama_chat::ReasoningBlock& reasoning, const std::string& chat_template,
                               bool has_tool_call_token) {
+  const llama_chat::CallAnalysis analysis = with_value_suffix_cut(found);
   std::string why = unwritable(analysis);
   CallFormat f;
   if (why.empty()) {
