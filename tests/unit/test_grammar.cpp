@@ -294,4 +294,71 @@ TEST(TaggedFormat, CallTextReadsBackByTheSchema) {
   EXPECT_THROW(format.parse("<tool_call>\n<function=f>\n<parameter=count>\nseven\n</parameter>\n</function>", tools), sw::Error);
 }
 
+// LFM2's python-like calls, as llama.cpp's handler of LFM2 reads them.
+sw::CallFormat python_like_format() {
+  sw::CallFormat f;
+  f.name = f.family = "template";
+  f.json_call = false;
+  f.opener = f.call_start = "<|tool_call_start|>[", f.closer = f.call_end = "]<|tool_call_end|>", f.separator = ", ";
+  f.name_prefix = "", f.name_suffix = "(", f.args_prefix = "", f.call_suffix = ")";
+  f.arguments.keywords = true;
+  f.arguments.open = f.arguments.close = f.arguments.name_prefix = "";
+  f.arguments.name_suffix = "=", f.arguments.separator = ", ";
+  return f;
+}
+
+// Keywords and JSON values: every kind of value, strings holding the call's own punctuation
+// (parentheses, commas, "=", quotes), the calls of a turn after one another, no arguments.
+TEST(PythonLikeCalls, CallTextReadsBackAndTheGrammarHoldsIt) {
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "code": {"type": "string"}, "count": {"type": "integer"}, "on": {"type": "boolean"}, "tags": {"type": "array",
+      "items": {"type": "string"}}, "at": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}},
+      "required": ["code", "count"]}}, {"name": "g", "parameters": {"type": "object", "properties": {}}}])"));
+  const sw::CallFormat format = python_like_format();
+  const sw::ToolCall f{"f", sw::Json::parse(R"json({"code": "a(b), c=\"d\")", "count": -3, "on": true, "tags": ["x", "y, z"],
+                                                "at": {"x": 1.5}})json")};
+  const sw::ToolCall g{"g", sw::Json::object()};
+  const std::string text = format.calls_text({f, g, f});
+  EXPECT_EQ(text.rfind("<|tool_call_start|>[f(code=\"a(b), c=\\\"d\\\")\", count=-3, on=true, ", 0), 0u) << text;
+  std::vector<sw::ToolCall> read = format.parse(text, tools);
+  ASSERT_EQ(read.size(), 3u) << text;
+  EXPECT_EQ(read[0], f);
+  EXPECT_EQ(read[1], g);
+  EXPECT_EQ(read[2], f);
+  auto grammar = sw::build_call_grammar(format, tools);
+  EXPECT_TRUE(matches(grammar, format.calls_text({f}))) << format.calls_text({f});
+  EXPECT_TRUE(matches(grammar, format.calls_text({g})));
+  EXPECT_FALSE(matches(grammar, "<|tool_call_start|>[f(count=1, code=\"a\")]<|tool_call_end|>"));  // out of order
+  EXPECT_FALSE(matches(grammar, "<|tool_call_start|>[f(code='a', count=1)]<|tool_call_end|>"));     // not JSON
+  EXPECT_THROW(format.parse("<|tool_call_start|>[f(code=\"a\", count=)]<|tool_call_end|>", tools), sw::Error);
+}
+
+// A python-like call closes at its ")" outside its JSON strings: "(555) 123" inside a value
+// does not close it; a tagged call's raw values hold no strings to skip.
+TEST(PythonLikeCalls, TheCallClosesAtItsParenthesisOutsideStrings) {
+  const sw::CallFormat format = python_like_format();
+  ASSERT_EQ(format.call_close_marker(), ")");
+  sw::CallTracker tracker(sw::Clock::now(), format.call_close_marker(), true);
+  tracker.feed("<|tool_call_start|>[f(phone=\"(555) 1\\\")2\", n=1");
+  EXPECT_TRUE(tracker.closed_ms().empty());
+  tracker.feed(")]");
+  EXPECT_EQ(tracker.closed_ms().size(), 1u);
+  sw::CallTracker raw(sw::Clock::now(), ")", false);
+  raw.feed("f(phone=\"(555)");
+  EXPECT_EQ(raw.closed_ms().size(), 1u);
+}
+
+// A keyword is an identifier: an argument named otherwise cannot be written, and says so.
+TEST(PythonLikeCalls, AnArgumentNameThatIsNoIdentifierIsRefusedByName) {
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "first-name": {"type": "string"}}, "required": ["first-name"]}}])"));
+  try {
+    sw::build_call_grammar(python_like_format(), tools);
+    FAIL() << "a name that is no identifier was accepted";
+  } catch (const sw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'first-name'"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(sw::build_call_grammar(sw::CallFormat::by_name("hermes"), tools));
+}
+
 }  // namespace

@@ -1,6 +1,8 @@
 #include "engine/model/format.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "engine/chat/llama_chat.h"
 
@@ -103,13 +105,32 @@ ToolCall to_call(const Json& value, const CallFormat& format) {
   return call;
 }
 
+size_t skip_space(const std::string& text, size_t at) {
+  while (at < text.size() && std::isspace((unsigned char)text[at])) ++at;
+  return at;
+}
+
+std::string trim_text(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(" \t\r\n") + 1 - first);
+}
+
 // The calls of a block whose calls name their tool in markers: name_prefix NAME name_suffix
 // ... ARGUMENTS (a JSON object, or tagged members).
 std::vector<ToolCall> marked_name_calls(const std::string& block, const CallFormat& format,
                                         const std::vector<ToolSpec>& tools) {
   std::vector<ToolCall> calls;
   size_t at = 0;
-  while ((at = block.find(format.name_prefix, at)) != std::string::npos) {
+  // Calls with nothing before their names (python-like ones) begin after the separator.
+  const std::string separator = trim_text(format.separator);
+  for (;;) {
+    if (format.name_prefix.empty() && !calls.empty()) {
+      at = skip_space(block, at);
+      if (block.compare(at, separator.size(), separator) != 0) break;
+      at = skip_space(block, at + separator.size());
+    }
+    at = block.find(format.name_prefix, at);
+    if (at == std::string::npos) break;
     const size_t name_begin = at + format.name_prefix.size();
     const size_t name_end = block.find(format.name_suffix, name_begin);
     if (name_end == std::string::npos) {
@@ -119,7 +140,7 @@ std::vector<ToolCall> marked_name_calls(const std::string& block, const CallForm
     ToolCall call;
     call.name = block.substr(name_begin, name_end - name_begin);
     size_t begin = name_end + format.name_suffix.size();
-    if (!format.arguments.tagged) {
+    if (!format.arguments.named_members()) {
       begin = block.find('{', name_end);
       if (begin == std::string::npos) throw Error("the arguments of '" + call.name + "' are not a JSON object");
     } else if (block.compare(begin, format.args_prefix.size(), format.args_prefix) == 0) {
@@ -133,6 +154,9 @@ std::vector<ToolCall> marked_name_calls(const std::string& block, const CallForm
     call.arguments = std::move(arguments);
     calls.push_back(std::move(call));
     at = end;
+    const size_t suffix_at = skip_space(block, at);
+    const std::string suffix = trim_text(format.call_suffix);
+    if (!suffix.empty() && block.compare(suffix_at, suffix.size(), suffix) == 0) at = suffix_at + suffix.size();
   }
   return calls;
 }
@@ -168,15 +192,18 @@ void value_kinds(const Schema& schema, bool& string, bool& other) {
   }
 }
 
-size_t skip_space(const std::string& text, size_t at) {
-  while (at < text.size() && std::isspace((unsigned char)text[at])) ++at;
-  return at;
+// Whether a name can be a python-like call's keyword.
+bool is_identifier(const std::string& name) {
+  if (name.empty() || std::isdigit((unsigned char)name[0])) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
 }
 
 }  // namespace
 
 std::string ArgumentSyntax::key_text(const std::string& name) const {
-  return tagged ? name_prefix + name + name_suffix : dump_json(Json(name)) + ": ";
+  if (keywords && !is_identifier(name))
+    throw Error("the argument '" + name + "' cannot be written in this model's python-like calls: its name is not an identifier");
+  return named_members() ? name_prefix + name + name_suffix : dump_json(Json(name)) + ": ";
 }
 
 bool ArgumentSyntax::raw(const Schema& schema) const {
@@ -205,12 +232,12 @@ std::optional<Json> ArgumentSyntax::read_value(const std::string& text, const Sc
 }
 
 std::string ArgumentSyntax::members_text(const Json& arguments) const {
-  if (!tagged) return dump_json(arguments);
+  if (!named_members()) return dump_json(arguments);
   std::string text = open;
   bool first = true;
   for (auto it = arguments.begin(); it != arguments.end(); ++it) {
     text += (first ? "" : separator) + key_text(it.key()) +
-            (it.value().is_string() ? it.value().get<std::string>() : dump_json(it.value())) + value_suffix;
+            (tagged && it.value().is_string() ? it.value().get<std::string>() : dump_json(it.value())) + value_suffix;
     first = false;
   }
   return text + close;
@@ -218,7 +245,7 @@ std::string ArgumentSyntax::members_text(const Json& arguments) const {
 
 std::pair<Json, size_t> CallFormat::arguments_at(const std::string& text, size_t begin, const ToolSpec* tool) const {
   const std::string tool_name = tool ? tool->name : "the call";
-  if (!arguments.tagged) {
+  if (!arguments.named_members()) {
     const size_t end = begin < text.size() && text[begin] == '{' ? json_value_end(text, begin) : std::string::npos;
     if (end == std::string::npos) throw Error("the arguments of '" + tool_name + "' are not a JSON object");
     Json value = Json::parse(text.substr(begin, end - begin), nullptr, false);
@@ -233,13 +260,15 @@ std::pair<Json, size_t> CallFormat::arguments_at(const std::string& text, size_t
     size_t next = skip_space(text, at);
     if (!values.empty() && !a.separator.empty() && text.compare(next, a.separator.size(), a.separator) == 0)
       next = skip_space(text, next + a.separator.size());
-    if (text.compare(next, a.name_prefix.size(), a.name_prefix) != 0) break;
+    if (!a.keywords && text.compare(next, a.name_prefix.size(), a.name_prefix) != 0) break;
+    if (a.keywords && !is_identifier(text.substr(next, std::min(text.size(), text.find(a.name_suffix, next)) - next)))
+      break;  // no keyword: the arguments end
     const size_t key_begin = next + a.name_prefix.size();
     const size_t key_end = text.find(a.name_suffix, key_begin);
     if (key_end == std::string::npos) throw Error("an argument's name in '" + tool_name + "' is not closed");
     const std::string key = text.substr(key_begin, key_end - key_begin);
     const size_t value_begin = key_end + a.name_suffix.size();
-    const size_t value_end = text.find(a.value_suffix, value_begin);
+    const size_t value_end = a.keywords ? json_value_end(text, value_begin) : text.find(a.value_suffix, value_begin);
     if (value_end == std::string::npos) throw Error("the value of '" + key + "' is not closed");
     const Property* argument = tool ? tool->find_argument(key) : nullptr;
     std::optional<Json> value = a.read_value(text.substr(value_begin, value_end + a.value_suffix.size() - value_begin),
@@ -253,11 +282,9 @@ std::pair<Json, size_t> CallFormat::arguments_at(const std::string& text, size_t
 }
 
 std::string CallFormat::call_close_marker() const {
-  if (!arguments.tagged) return "";
+  if (!arguments.named_members()) return "";
   for (const std::string* marker : {&call_suffix, &call_end, &closer}) {
-    const size_t first = marker->find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) continue;
-    return marker->substr(first, marker->find_last_not_of(" \t\r\n") + 1 - first);
+    if (!trim_text(*marker).empty()) return trim_text(*marker);
   }
   return "";
 }
@@ -510,6 +537,78 @@ bool reads_sample_calls(const llama_chat::Templates& templates, const CallFormat
   return templates.reads_as_sample(before + format.calls_text(calls), count);
 }
 
+// The format the analysis describes, its texts cut from the template's sample turn. Throws
+// Error when the sample does not hold what the analysis describes.
+CallFormat analysed_format(const llama_chat::CallAnalysis& analysis) {
+  CallFormat f;
+  f.name = "template";
+  f.family = "template";
+  f.json_call = analysis.mode == "JSON_NATIVE";
+  if (f.json_call) {
+    f.name_field = analysis.name_field;
+    f.args_field = analysis.args_field;
+  } else {
+    // Where no marker follows the name, the marker before the arguments ends it (Mistral's [ARGS]).
+    f.name_prefix = analysis.name_prefix;
+    f.name_suffix = analysis.name_suffix.empty() ? analysis.args_separator : analysis.name_suffix;
+  }
+  if (analysis.mode == "TAG_WITH_TAGGED") {
+    // The members' own start and end markers (none in the templates seen) stay in the call's
+    // args_prefix and call_suffix, cut from the sample.
+    ArgumentSyntax& a = f.arguments;
+    a.tagged = true;
+    a.open = a.close = "";
+    a.name_prefix = analysis.arg_name_prefix;
+    a.name_suffix = analysis.arg_name_suffix + analysis.arg_value_prefix;
+    a.value_suffix = analysis.arg_value_suffix;
+    a.separator = analysis.arg_separator;
+  }
+  f.call_start = analysis.call_start;
+  f.call_end = analysis.call_end;
+  f.section_start = analysis.section_start;
+  f.parallel = analysis.parallel;
+  f.list = analysis.list;
+  SampleTurn(analysis, f).cut();
+  return f;
+}
+
+// The python-like calls llama.cpp reads with LFM2's handler of its own, whose templates its
+// analysis finds no calls in (LFM2.5-Instruct's does not write them):
+// <|tool_call_start|>[NAME(KEY=VALUE, ...), ...]<|tool_call_end|>, each value JSON.
+CallFormat python_like_calls() {
+  CallFormat f;
+  f.name = "template";
+  f.family = "template";
+  f.json_call = false;
+  f.opener = f.call_start = "<|tool_call_start|>[";
+  f.closer = f.call_end = "]<|tool_call_end|>";
+  f.separator = ", ";
+  f.name_prefix = "";
+  f.name_suffix = "(";
+  f.args_prefix = "";
+  f.call_suffix = ")";
+  ArgumentSyntax& a = f.arguments;
+  a.keywords = true;
+  a.open = a.close = "";
+  a.name_prefix = "";
+  a.name_suffix = "=";
+  a.separator = ", ";
+  return f;
+}
+
+// The format as llama.cpp's parser of the template reads it: itself where the parser reads the
+// format's text of the sample calls back into those calls, else one call a turn where it reads
+// that (MiniMax-M2's parser expects parallel calls separated by ", ", where its template writes a
+// newline); nullopt where it reads neither. `before`: what an answer starts with.
+std::optional<CallFormat> as_llama_reads(const llama_chat::Templates& templates, const CallFormat& f,
+                                         const std::string& before) {
+  if (reads_sample_calls(templates, f, before)) return f;
+  CallFormat single = f;
+  single.parallel = false;
+  if (f.parallel && reads_sample_calls(templates, single, before)) return single;
+  return std::nullopt;
+}
+
 }  // namespace
 
 CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_call_token) {
@@ -522,59 +621,34 @@ CallFormat CallFormat::derive(const llama_chat::CallAnalysis& found, const llama
                               const llama_chat::ReasoningBlock& reasoning, const std::string& chat_template,
                               bool has_tool_call_token) {
   const llama_chat::CallAnalysis analysis = with_value_suffix_cut(found);
+  // An answer to a template that always opens a thinking block starts with its close.
+  const std::string before = reasoning.always_open ? reasoning.close : "";
   std::string why = unwritable(analysis);
-  CallFormat f;
   if (why.empty()) {
-    f.name = "template";
-    f.family = "template";
-    f.json_call = analysis.mode == "JSON_NATIVE";
-    if (f.json_call) {
-      f.name_field = analysis.name_field;
-      f.args_field = analysis.args_field;
-    } else {
-      // Where no marker follows the name, the marker before the arguments ends it (Mistral's [ARGS]).
-      f.name_prefix = analysis.name_prefix;
-      f.name_suffix = analysis.name_suffix.empty() ? analysis.args_separator : analysis.name_suffix;
-    }
-    if (analysis.mode == "TAG_WITH_TAGGED") {
-      // The members' own start and end markers (none in the templates seen) stay in the call's
-      // args_prefix and call_suffix, cut from the sample.
-      ArgumentSyntax& a = f.arguments;
-      a.tagged = true;
-      a.open = a.close = "";
-      a.name_prefix = analysis.arg_name_prefix;
-      a.name_suffix = analysis.arg_name_suffix + analysis.arg_value_prefix;
-      a.value_suffix = analysis.arg_value_suffix;
-      a.separator = analysis.arg_separator;
-    }
-    f.call_start = analysis.call_start;
-    f.call_end = analysis.call_end;
-    f.section_start = analysis.section_start;
-    f.parallel = analysis.parallel;
-    f.list = analysis.list;
     try {
-      SampleTurn(analysis, f).cut();
-      // An answer to a template that always opens a thinking block starts with its close.
-      const std::string before = reasoning.always_open ? reasoning.close : "";
-      if (reads_sample_calls(templates, f, before)) return f;
-      // llama.cpp reads some templates' turns of one call only (MiniMax-M2's calls it expects
-      // separated by ", ", where the template writes a newline): one call a turn then.
-      CallFormat single = f;
-      single.parallel = false;
-      if (f.parallel && reads_sample_calls(templates, single, before)) return single;
+      if (std::optional<CallFormat> read = as_llama_reads(templates, analysed_format(analysis), before)) return *read;
       why = analysis.specialized ? "llama.cpp reads this template's calls with a handler of its own, which does not "
                                    "read them as its template analysis describes them"
                                  : "llama.cpp's parser does not read the calls as its template analysis describes them";
     } catch (const Error& e) {
       why = e.what();
     }
+  } else if (analysis.mode == "NONE" && analysis.specialized && analysis.supports_tools) {
+    if (std::optional<CallFormat> read = as_llama_reads(templates, python_like_calls(), before)) return *read;
   }
-  f = detect(chat_template, has_tool_call_token);
+  CallFormat f = detect(chat_template, has_tool_call_token);
   f.fallback_reason = why;
   return f;
 }
 
 size_t json_value_end(const std::string& text, size_t begin) {
+  if (begin >= text.size()) return std::string::npos;
+  if (text[begin] != '{' && text[begin] != '[' && text[begin] != '"') {
+    // A number, true, false or null: its run of characters.
+    size_t end = begin;
+    while (end < text.size() && (std::isalnum((unsigned char)text[end]) || std::strchr("+-.", text[end]))) ++end;
+    return end == begin ? std::string::npos : end;
+  }
   int depth = 0;
   bool in_string = false, escaped = false;
   for (size_t i = begin; i < text.size(); ++i) {
@@ -582,7 +656,10 @@ size_t json_value_end(const std::string& text, size_t begin) {
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      else if (c == '"') {
+        in_string = false;
+        if (depth == 0) return i + 1;  // a string alone
+      }
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {

@@ -17,20 +17,28 @@ struct ReasoningBlock;
 class Templates;
 }
 
-// How a call writes its arguments: as one JSON object's members ({"city": "Paris", "days": 3}),
-// or tagged - each argument between markers of its own, a string's value raw, as it is, ended
-// by the value's end marker (<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n).
-// Either way the members are  open MEMBER (separator MEMBER)* close, a member  key_text(NAME) VALUE
+// How a call writes its arguments: as one JSON object's members ({"city": "Paris", "days": 3});
+// tagged - each argument between markers of its own, a string's value raw, as it is, ended by
+// the value's end marker (<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n);
+// or as keywords - NAME=VALUE, the value JSON, the name an identifier, as a python-like call
+// writes them (get_weather(city="Paris", days=3), LFM2).
+// Every way the members are  open MEMBER (separator MEMBER)* close, a member  key_text(NAME) VALUE
 // value_suffix, in the reference order (call_grammar.h).
 struct ArgumentSyntax {
   bool tagged = false;
+  bool keywords = false;
   std::string open = "{", close = "}";
-  std::string name_prefix, name_suffix;  // tagged: around an argument's name, the value's own prefix included
+  std::string name_prefix, name_suffix;  // tagged, keywords: around an argument's name (tagged: the value's prefix included)
   std::string value_suffix;              // tagged: after each value; never empty (it ends a raw value)
   std::string separator = ", ";
 
-  // The text before an argument's value: '"city": ' or '<parameter=city>\n'.
+  // Whether the members are written by the fields above, not as one JSON object.
+  bool named_members() const { return tagged || keywords; }
+  // The text before an argument's value: '"city": ', '<parameter=city>\n' or 'city='. Throws Error
+  // for a name the syntax cannot write (a keyword that is not an identifier).
   std::string key_text(const std::string& name) const;
+  // The text before an argument's name: '"', '<parameter=' or ''.
+  std::string key_opening() const { return named_members() ? name_prefix : "\""; }
   // Whether a value of this schema is written raw: tagged, and the schema's value a string, as
   // llama.cpp's parser reads it (a schema that may be a string or another kind is refused).
   bool raw(const Schema& schema) const;
@@ -115,8 +123,9 @@ struct CallFormat {
   static CallFormat detect(const std::string& chat_template, bool has_tool_call_token);
 };
 
-// One past the closing bracket of the JSON object or array that opens at `begin` in `text`
-// (strings and their escapes skipped); npos if the text ends first.
+// One past the end of the JSON value that begins at `begin` in `text`: an object's or array's
+// closing bracket (strings and their escapes skipped), a string's closing quote, a number's or
+// literal's last character; npos if the text ends first or holds no value there.
 size_t json_value_end(const std::string& text, size_t begin);
 
 

@@ -190,24 +190,33 @@ double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
+bool CallTracker::within_string(char c) {
+  if (in_string_) {
+    if (escaped_) escaped_ = false;
+    else if (c == '\\') escaped_ = true;
+    else if (c == '"') in_string_ = false;
+    return true;
+  }
+  return in_string_ = c == '"';
+}
+
 void CallTracker::feed(const std::string& text) {
   size_t skipped = std::min(skip_, text.size());
   skip_ -= skipped;
   for (char c : text.substr(skipped)) {
     if (!close_marker_.empty()) {
+      if (marker_outside_strings_ && within_string(c)) {
+        recent_.clear();
+        continue;
+      }
       recent_ += c;
       if (recent_.size() > close_marker_.size()) recent_.erase(0, 1);
       if (recent_ == close_marker_) closed_ms_.push_back(ms_since(origin_));
       continue;
     }
     if (depth_ > 0 || c == '{') object_ += c;
-    if (in_string_) {
-      if (escaped_) escaped_ = false;
-      else if (c == '\\') escaped_ = true;
-      else if (c == '"') in_string_ = false;
-    } else if (c == '"' && depth_ > 0) {
-      in_string_ = true;
-    } else if (c == '{') {
+    if (depth_ > 0 && within_string(c)) continue;
+    if (c == '{') {
       ++depth_;
     } else if (c == '}' && depth_ > 0 && --depth_ == 0) {
       closed_ms_.push_back(ms_since(origin_));

@@ -82,13 +82,14 @@ double ms_between(Clock::time_point from, Clock::time_point to);
 
 // Watches the text of an answer as it is decided and notes when each call's JSON object
 // closes - or, for a format whose calls are not JSON objects, when its `close_marker` appears
-// (CallFormat::call_close_marker): from then on that call can be executed. `on_close`, if set,
-// gets each closed object's text and the time.
+// (CallFormat::call_close_marker; outside JSON strings where `marker_outside_strings`, as for
+// python-like calls, whose values are JSON): from then on that call can be executed. `on_close`,
+// if set, gets each closed object's text and the time.
 class CallTracker {
  public:
   using OnClose = std::function<void(const std::string& object, double at_ms)>;
-  explicit CallTracker(Clock::time_point origin, std::string close_marker = "")
-      : origin_(origin), close_marker_(std::move(close_marker)) {}
+  explicit CallTracker(Clock::time_point origin, std::string close_marker = "", bool marker_outside_strings = false)
+      : origin_(origin), close_marker_(std::move(close_marker)), marker_outside_strings_(marker_outside_strings) {}
   void feed(const std::string& text);
   void skip(size_t bytes) { skip_ += bytes; }  // the next bytes fed were seen already
   void on_close(OnClose callback) { on_close_ = std::move(callback); }
@@ -96,8 +97,12 @@ class CallTracker {
   Clock::time_point origin() const { return origin_; }
 
  private:
+  // Whether `c` is part of a JSON string (its quotes included), following the string's escapes.
+  bool within_string(char c);
+
   Clock::time_point origin_;
   const std::string close_marker_;
+  const bool marker_outside_strings_;
   std::string recent_;  // the last bytes fed, as many as the close marker has
   size_t skip_ = 0;
   int depth_ = 0;

@@ -643,7 +643,7 @@ class Weaver {
       const CallFormat& format = tools_.format();
       const ArgumentSyntax& syntax = format.arguments;
       const std::vector<std::string> after_value{syntax.close.empty() ? format.call_suffix : syntax.close,
-                                                 syntax.separator + (syntax.tagged ? syntax.name_prefix : "\"")};
+                                                 syntax.separator + syntax.key_opening()};
       if (tokens.size() > 1 && !cut_at_boundary(model_, last, after_value).left.empty()) {
         held_back = last;
         tokens.pop_back();
