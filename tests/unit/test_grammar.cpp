@@ -348,6 +348,46 @@ TEST(PythonLikeCalls, TheCallClosesAtItsParenthesisOutsideStrings) {
   EXPECT_EQ(raw.closed_ms().size(), 1u);
 }
 
+// Gemma 4's calls, as llama.cpp's handler of Gemma 4 reads them.
+sw::CallFormat gemma4_format() {
+  sw::CallFormat f = python_like_format();
+  f.opener = f.closer = f.separator = f.call_start = f.call_end = "";
+  f.name_prefix = "<|tool_call>call:", f.name_suffix = "{", f.call_suffix = "}<tool_call|>";
+  f.arguments.notation.string_quote = "<|\"|>";
+  f.arguments.name_suffix = ":", f.arguments.separator = ",";
+  return f;
+}
+
+// Gemma 4's notation: strings raw between <|"|> (quotes, backslashes, newlines and braces as they
+// are), keys bare at every depth, numbers and literals as JSON; what its grammar writes reads back.
+TEST(Gemma4Calls, ValuesInTheirNotationReadBackAndTheGrammarHoldsThem) {
+  auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
+      "code": {"type": "string"}, "count": {"type": "integer"}, "kind": {"type": "string", "enum": ["a b", "c"]},
+      "tags": {"type": "array", "items": {"type": "string"}}, "at": {"type": "object", "properties": {
+      "x": {"type": "number"}, "label": {"type": "string", "maxLength": 3}}, "required": ["x", "label"]},
+      "extra": {"type": "object"}}, "required": ["code", "count", "kind"]}}])"));
+  const sw::CallFormat format = gemma4_format();
+  const sw::ToolCall call{"f", sw::Json::parse(R"json({"code": "say \"hi\" {a:b}\n\\", "count": -3, "kind": "a b",
+      "tags": ["x", "y,z"], "at": {"x": 1.5, "label": "ok"}, "extra": {"k": [true, null]}})json")};
+  const std::string text = format.calls_text({call, call});
+  EXPECT_EQ(text.rfind("<|tool_call>call:f{code:<|\"|>say \"hi\" {a:b}\n\\<|\"|>,count:-3,kind:<|\"|>a b<|\"|>,"
+                       "tags:[<|\"|>x<|\"|>,<|\"|>y,z<|\"|>],at:{x:1.5,label:<|\"|>ok<|\"|>},extra:{k:[true,null]}}"
+                       "<tool_call|>", 0), 0u) << text;
+  std::vector<sw::ToolCall> read = format.parse(text, tools);
+  ASSERT_EQ(read.size(), 2u) << text;
+  EXPECT_EQ(read[0], call);
+  EXPECT_EQ(read[1], call);
+  auto grammar = sw::build_call_grammar(format, tools);
+  EXPECT_TRUE(matches(grammar, format.calls_text({call}))) << format.calls_text({call});
+  EXPECT_FALSE(matches(grammar, "<|tool_call>call:f{code:\"a\",count:1,kind:<|\"|>c<|\"|>}<tool_call|>"));  // JSON string
+  EXPECT_FALSE(matches(grammar, "<|tool_call>call:f{code:<|\"|>a<|\"|>,count:1,kind:<|\"|>d<|\"|>}<tool_call|>"));
+  EXPECT_FALSE(matches(grammar, "<|tool_call>call:f{code:<|\"|>a<|\"|>,count:1,kind:<|\"|>c<|\"|>,at:{x:1,"
+                                "label:<|\"|>long<|\"|>}}<tool_call|>"));  // maxLength
+  // A string holding the quote cannot be written; a value that is not in the notation does not read.
+  EXPECT_THROW(format.calls_text({{"f", sw::Json::parse(R"({"code": "<|\"|>"})")}}), sw::Error);
+  EXPECT_THROW(format.parse("<|tool_call>call:f{code:\"a\",count:1}<tool_call|>", tools), sw::Error);
+}
+
 // A keyword is an identifier: an argument named otherwise cannot be written, and says so.
 TEST(PythonLikeCalls, AnArgumentNameThatIsNoIdentifierIsRefusedByName) {
   auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {

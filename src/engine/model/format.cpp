@@ -192,6 +192,69 @@ void value_kinds(const Schema& schema, bool& string, bool& other) {
   }
 }
 
+// Reads values in a notation with strings between quotes of the model's own (ValueNotation),
+// allowing spaces around items as llama.cpp's parser does.
+class NotationReader {
+ public:
+  NotationReader(const std::string& text, const std::string& quote) : text_(text), quote_(quote) {}
+
+  // The value that begins at `at`, `at` moved past it; nullopt where there is none complete.
+  std::optional<Json> value(size_t& at) const {
+    if (at >= text_.size()) return std::nullopt;
+    if (text_.compare(at, quote_.size(), quote_) == 0) {
+      const size_t begin = at + quote_.size(), end = text_.find(quote_, begin);
+      if (end == std::string::npos || !valid_utf8(text_.substr(begin, end - begin))) return std::nullopt;
+      at = end + quote_.size();
+      return Json(text_.substr(begin, end - begin));
+    }
+    if (text_[at] == '{' || text_[at] == '[') return container(at);
+    const size_t end = json_value_end(text_, at);
+    if (end == std::string::npos) return std::nullopt;
+    Json scalar = Json::parse(text_.substr(at, end - at), nullptr, false);
+    if (scalar.is_discarded() || scalar.is_structured() || scalar.is_string()) return std::nullopt;
+    at = end;
+    return scalar;
+  }
+
+ private:
+  // {key:value,...} or [value,...] from `at`.
+  std::optional<Json> container(size_t& at) const {
+    const bool object = text_[at] == '{';
+    const char close = object ? '}' : ']';
+    Json out = object ? Json::object() : Json::array();
+    size_t i = skip_space(text_, at + 1);
+    if (i < text_.size() && text_[i] == close) {
+      at = i + 1;
+      return out;
+    }
+    for (;;) {
+      std::string key;
+      if (object) {
+        const size_t colon = text_.find(':', i);
+        if (colon == std::string::npos) return std::nullopt;
+        key = text_.substr(i, colon - i);
+        if (key.empty() || key.find('}') != std::string::npos) return std::nullopt;
+        i = skip_space(text_, colon + 1);
+      }
+      std::optional<Json> item = value(i);
+      if (!item) return std::nullopt;
+      if (object) out[key] = std::move(*item);
+      else out.push_back(std::move(*item));
+      i = skip_space(text_, i);
+      if (i < text_.size() && text_[i] == ',') {
+        i = skip_space(text_, i + 1);
+        continue;
+      }
+      if (i >= text_.size() || text_[i] != close) return std::nullopt;
+      at = i + 1;
+      return out;
+    }
+  }
+
+  const std::string& text_;
+  const std::string& quote_;
+};
+
 // Whether a name can be a python-like call's keyword.
 bool is_identifier(const std::string& name) {
   if (name.empty() || std::isdigit((unsigned char)name[0])) return false;
@@ -200,9 +263,51 @@ bool is_identifier(const std::string& name) {
 
 }  // namespace
 
+std::string ValueNotation::text(const Json& value) const {
+  if (json()) return dump_json(value);
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    if (s.find(string_quote) != std::string::npos)
+      throw Error("a string holding " + string_quote + " cannot be written in this model's calls");
+    return string_quote + s + string_quote;
+  }
+  if (!value.is_structured()) return dump_json(value);
+  std::string out(1, value.is_object() ? '{' : '[');
+  for (auto it = value.begin(); it != value.end(); ++it)
+    out += (it == value.begin() ? "" : ",") + (value.is_object() ? it.key() + ":" : "") + text(it.value());
+  return out + (value.is_object() ? '}' : ']');
+}
+
+size_t ValueNotation::value_end(const std::string& text, size_t begin) const {
+  if (json()) return json_value_end(text, begin);
+  return NotationReader(text, string_quote).value(begin) ? begin : std::string::npos;
+}
+
+std::optional<Json> ValueNotation::read(const std::string& text) const {
+  if (json()) {
+    Json value = Json::parse(text, nullptr, false);
+    return value.is_discarded() ? std::nullopt : std::optional<Json>(std::move(value));
+  }
+  size_t at = skip_space(text, 0);
+  std::optional<Json> value = NotationReader(text, string_quote).value(at);
+  return value && skip_space(text, at) == text.size() ? value : std::nullopt;
+}
+
+ArgumentSyntax ArgumentSyntax::nested() const {
+  ArgumentSyntax syntax;
+  if (notation.json()) return syntax;
+  syntax.keywords = true;
+  syntax.notation = notation;
+  syntax.name_prefix = "";
+  syntax.name_suffix = ":";
+  syntax.separator = ",";
+  return syntax;
+}
+
 std::string ArgumentSyntax::key_text(const std::string& name) const {
   if (keywords && !is_identifier(name))
-    throw Error("the argument '" + name + "' cannot be written in this model's python-like calls: its name is not an identifier");
+    throw Error("the argument '" + name + "' cannot be written in this model's calls: they write its name bare, "
+                "and it is not an identifier");
   return named_members() ? name_prefix + name + name_suffix : dump_json(Json(name)) + ": ";
 }
 
@@ -224,8 +329,7 @@ std::optional<Json> ArgumentSyntax::read_value(const std::string& text, const Sc
     body.resize(body.size() - value_suffix.size());
   }
   if (schema && raw(*schema)) return valid_utf8(body) ? std::optional<Json>(Json(body)) : std::nullopt;
-  Json value = Json::parse(body, nullptr, false);
-  if (!value.is_discarded()) return value;
+  if (std::optional<Json> value = notation.read(body)) return value;
   // A tagged value of a tool the caller did not describe: a string where it is not JSON.
   if (tagged && !schema && valid_utf8(body)) return Json(body);
   return std::nullopt;
@@ -237,7 +341,7 @@ std::string ArgumentSyntax::members_text(const Json& arguments) const {
   bool first = true;
   for (auto it = arguments.begin(); it != arguments.end(); ++it) {
     text += (first ? "" : separator) + key_text(it.key()) +
-            (tagged && it.value().is_string() ? it.value().get<std::string>() : dump_json(it.value())) + value_suffix;
+            (tagged && it.value().is_string() ? it.value().get<std::string>() : notation.text(it.value())) + value_suffix;
     first = false;
   }
   return text + close;
@@ -268,7 +372,7 @@ std::pair<Json, size_t> CallFormat::arguments_at(const std::string& text, size_t
     if (key_end == std::string::npos) throw Error("an argument's name in '" + tool_name + "' is not closed");
     const std::string key = text.substr(key_begin, key_end - key_begin);
     const size_t value_begin = key_end + a.name_suffix.size();
-    const size_t value_end = a.keywords ? json_value_end(text, value_begin) : text.find(a.value_suffix, value_begin);
+    const size_t value_end = a.keywords ? a.notation.value_end(text, value_begin) : text.find(a.value_suffix, value_begin);
     if (value_end == std::string::npos) throw Error("the value of '" + key + "' is not closed");
     const Property* argument = tool ? tool->find_argument(key) : nullptr;
     std::optional<Json> value = a.read_value(text.substr(value_begin, value_end + a.value_suffix.size() - value_begin),
@@ -596,6 +700,29 @@ CallFormat python_like_calls() {
   return f;
 }
 
+// Gemma 4's calls, which llama.cpp reads with a handler of its own (its analysis misreads them):
+// <|tool_call>call:NAME{KEY:VALUE,...}<tool_call|> per call, the values in Gemma 4's notation
+// (ValueNotation: strings raw between <|"|>, keys bare).
+CallFormat gemma4_calls() {
+  CallFormat f;
+  f.name = "template";
+  f.family = "template";
+  f.json_call = false;
+  f.opener = f.closer = f.separator = "";
+  f.name_prefix = "<|tool_call>call:";
+  f.name_suffix = "{";
+  f.args_prefix = "";
+  f.call_suffix = "}<tool_call|>";
+  ArgumentSyntax& a = f.arguments;
+  a.keywords = true;
+  a.notation.string_quote = "<|\"|>";
+  a.open = a.close = "";
+  a.name_prefix = "";
+  a.name_suffix = ":";
+  a.separator = ",";
+  return f;
+}
+
 // The format as llama.cpp's parser of the template reads it: itself where the parser reads the
 // format's text of the sample calls back into those calls, else one call a turn where it reads
 // that (MiniMax-M2's parser expects parallel calls separated by ", ", where its template writes a
@@ -633,8 +760,13 @@ CallFormat CallFormat::derive(const llama_chat::CallAnalysis& found, const llama
     } catch (const Error& e) {
       why = e.what();
     }
-  } else if (analysis.mode == "NONE" && analysis.specialized && analysis.supports_tools) {
-    if (std::optional<CallFormat> read = as_llama_reads(templates, python_like_calls(), before)) return *read;
+  }
+  // The syntaxes of llama.cpp's handlers written here, for a template it reads with a handler of
+  // its own: each kept only where that handler's parser reads it back.
+  if (analysis.specialized && analysis.supports_tools) {
+    for (const CallFormat& written : {python_like_calls(), gemma4_calls()}) {
+      if (std::optional<CallFormat> read = as_llama_reads(templates, written, before)) return *read;
+    }
   }
   CallFormat f = detect(chat_template, has_tool_call_token);
   f.fallback_reason = why;

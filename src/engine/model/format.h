@@ -17,6 +17,21 @@ struct ReasoningBlock;
 class Templates;
 }
 
+// How a value is written where it is not raw: as JSON, or in Gemma 4's notation - a string raw
+// between two of the model's own quotes (<|"|>), an object's keys bare, no spaces:
+// {city:<|"|>Paris<|"|>,days:3,tags:[<|"|>a<|"|>,<|"|>b<|"|>]}. Numbers, true, false and null as JSON.
+struct ValueNotation {
+  std::string string_quote;  // "": JSON
+  bool json() const { return string_quote.empty(); }
+  std::string item_separator() const { return json() ? ", " : ","; }
+  // The value's text. Throws Error for a string that holds the quote (it cannot be written).
+  std::string text(const Json& value) const;
+  // One past the end of the value that begins at `begin`; npos if there is none complete.
+  size_t value_end(const std::string& text, size_t begin) const;
+  // The value written as `text`, whole; nullopt if it is not one value in the notation.
+  std::optional<Json> read(const std::string& text) const;
+};
+
 // How a call writes its arguments: as one JSON object's members ({"city": "Paris", "days": 3});
 // tagged - each argument between markers of its own, a string's value raw, as it is, ended by
 // the value's end marker (<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n);
@@ -27,6 +42,7 @@ class Templates;
 struct ArgumentSyntax {
   bool tagged = false;
   bool keywords = false;
+  ValueNotation notation;  // of the values that are not raw (keywords: Gemma 4's calls are keywords in its notation)
   std::string open = "{", close = "}";
   std::string name_prefix, name_suffix;  // tagged, keywords: around an argument's name (tagged: the value's prefix included)
   std::string value_suffix;              // tagged: after each value; never empty (it ends a raw value)
@@ -39,6 +55,8 @@ struct ArgumentSyntax {
   std::string key_text(const std::string& name) const;
   // The text before an argument's name: '"', '<parameter=' or ''.
   std::string key_opening() const { return named_members() ? name_prefix : "\""; }
+  // The syntax of the objects inside values: JSON's, or the notation's (bare keys).
+  ArgumentSyntax nested() const;
   // Whether a value of this schema is written raw: tagged, and the schema's value a string, as
   // llama.cpp's parser reads it (a schema that may be a string or another kind is refused).
   bool raw(const Schema& schema) const;

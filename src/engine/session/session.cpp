@@ -549,7 +549,8 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
-  CallTracker tracker(prefilled, tools.format().call_close_marker(), tools.format().arguments.keywords);
+  const ArgumentSyntax& syntax = tools.format().arguments;
+  CallTracker tracker(prefilled, tools.format().call_close_marker(), syntax.keywords && syntax.notation.json());
   SerialCallEvents serial_events(options, s.events);
   if (!weaving && options.mode != DecodeMode::Free)
     tracker.on_close([&](const std::string& object, double at_ms) { serial_events.closed(object, tools.format(), at_ms); });

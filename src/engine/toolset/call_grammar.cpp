@@ -11,10 +11,13 @@ namespace {
 
 using G = GrammarBuilder;
 
-// Turns schemas into grammar rules. Rules for the primitive types are shared.
+// Turns schemas into grammar rules, values written in a notation (JSON, or Gemma 4's: see
+// ValueNotation). Rules for the primitive types are shared.
 class SchemaRules {
  public:
-  explicit SchemaRules(GrammarBuilder& b) : b_(b) {}
+  // `syntax`: how the values of a call's arguments are written (its notation, its nested objects).
+  SchemaRules(GrammarBuilder& b, const ArgumentSyntax& syntax)
+      : b_(b), notation_(syntax.notation), nested_(syntax.nested()) {}
 
   Sequence value(const Schema& schema, const std::string& name) {
     std::vector<Sequence> alternatives = value_alternatives(schema, name);
@@ -25,9 +28,8 @@ class SchemaRules {
 
   // {"a": <a>, "b": <b>}: required properties always, optional ones at most once, in the
   // reference order (see call_grammar.h). A call's arguments are written in its format's
-  // `syntax`; every object inside them is JSON.
-  Sequence object(const std::vector<Property>& declared, const std::string& name,
-                  const ArgumentSyntax& syntax = ArgumentSyntax()) {
+  // `syntax`; every object inside them in the syntax's nested() one.
+  Sequence object(const std::vector<Property>& declared, const std::string& name, const ArgumentSyntax& syntax) {
     const std::vector<Property> properties = reference_order(declared);
     std::vector<Sequence> members = member_sequences(properties, name, syntax);
     std::vector<Sequence> tail = member_tails(properties, members, name, syntax);
@@ -64,13 +66,17 @@ class SchemaRules {
     return b_.ref(shared("raw-text", [&] { return text_until(syntax.value_suffix); }));
   }
 
-  Sequence string() { return b_.ref(shared("string", [&] { return string_rule(); })); }
+  Sequence string() {
+    if (!notation_.json())
+      return b_.ref(shared("quoted-text", [&] { return quoted(text_until(notation_.string_quote)); }));
+    return b_.ref(shared("string", [&] { return string_rule(); }));
+  }
 
  private:
   std::vector<Sequence> value_alternatives(const Schema& schema, const std::string& name) {
     if (!schema.enum_values.empty()) {
       std::vector<Sequence> literals;
-      for (const Json& v : schema.enum_values) literals.push_back(G::literal(dump_json(v)));
+      for (const Json& v : schema.enum_values) literals.push_back(G::literal(notation_.text(v)));
       return literals;
     }
     if (!schema.any_of.empty()) {
@@ -81,7 +87,10 @@ class SchemaRules {
     }
     // Value keywords (lengths, patterns, bounds, item counts) shape the grammar: value_rules.h.
     switch (schema.type) {
-      case Type::String: return {has_string_keywords(schema) ? string_value(b_, schema) : string()};
+      case Type::String:
+        if (!has_string_keywords(schema)) return {string()};
+        if (notation_.json()) return {string_value(b_, schema)};
+        return {G::literal(notation_.string_quote) + string_value(b_, schema, notation_.string_quote)};
       case Type::Integer:
         if (has_number_keywords(schema)) return {number_value(b_, schema)};
         return {b_.ref(shared("integer", [&] { return integer_rule(); }))};
@@ -93,7 +102,7 @@ class SchemaRules {
       case Type::Array: return {array_of(schema, name)};
       case Type::Object:
         return {schema.free_form ? free_object(schema.items ? value(*schema.items, name + "-value") : any())
-                                : object(schema.properties, name)};
+                                : object(schema.properties, name, nested_)};
       case Type::Any: return {any()};
     }
     return {any()};
@@ -199,7 +208,7 @@ class SchemaRules {
   }
 
   Sequence array(const Sequence& item) {
-    uint32_t more = b_.star("items", G::literal(", ") + item);
+    uint32_t more = b_.star("items", G::literal(notation_.item_separator()) + item);
     uint32_t items = b_.add("array-items", {item + b_.ref(more), {}});
     return G::literal("[") + b_.ref(items) + G::literal("]");
   }
@@ -211,8 +220,10 @@ class SchemaRules {
     if (!schema.prefix_items.empty()) {
       Sequence elements;
       for (size_t i = 0; i < schema.prefix_items.size(); ++i)
-        elements = elements + G::literal(i ? ", " : "") + value(schema.prefix_items[i], name + "-" + std::to_string(i));
-      if (schema.items && !schema.closed_tuple) elements = elements + b_.ref(b_.star("items", G::literal(", ") + item));
+        elements = elements + G::literal(i ? notation_.item_separator() : "") +
+                   value(schema.prefix_items[i], name + "-" + std::to_string(i));
+      if (schema.items && !schema.closed_tuple)
+        elements = elements + b_.ref(b_.star("items", G::literal(notation_.item_separator()) + item));
       return G::literal("[") + elements + G::literal("]");
     }
     const Json& c = schema.checks;
@@ -223,17 +234,21 @@ class SchemaRules {
     if (most && *most == 0) return G::literal("[]");
     // After the first item: least - 1 more that must come, then up to most - least that may.
     Sequence after_first;
-    for (int i = 1; i < least; ++i) after_first = after_first + G::literal(", ") + item;
-    Sequence optional_more = most ? Sequence{} : b_.ref(b_.star("items", G::literal(", ") + item));
+    const Sequence separator = G::literal(notation_.item_separator());
+    for (int i = 1; i < least; ++i) after_first = after_first + separator + item;
+    Sequence optional_more = most ? Sequence{} : b_.ref(b_.star("items", separator + item));
     for (int i = std::max(least, 1); most && i < *most; ++i)
-      optional_more = b_.ref(b_.add("more-items", {G::literal(", ") + item + optional_more, {}}));
+      optional_more = b_.ref(b_.add("more-items", {separator + item + optional_more, {}}));
     Sequence items = G::literal("[") + item + after_first + optional_more + G::literal("]");
     return least == 0 ? b_.ref(b_.add("counted-array", {G::literal("[]"), items})) : items;
   }
 
+  // An object of any keys; in a notation other than JSON its keys are bare, any text up to ':'
+  // but '}' and the quote's first byte.
   Sequence free_object(const Sequence& member_value) {
-    Sequence member = string() + G::literal(": ") + member_value;
-    uint32_t more = b_.star("members", G::literal(", ") + member);
+    Sequence member = notation_.json() ? string() + G::literal(": ") + member_value
+                                       : bare_key() + G::literal(":") + member_value;
+    uint32_t more = b_.star("members", G::literal(nested_.separator) + member);
     uint32_t members = b_.add("object-members", {member + b_.ref(more), {}});
     return G::literal("{") + b_.ref(members) + G::literal("}");
   }
@@ -249,7 +264,24 @@ class SchemaRules {
     }));
   }
 
+  Sequence bare_key() {
+    return b_.ref(shared("bare-key", [&] {
+      ByteSet key;
+      for (int c = 0x20; c < 256; ++c) key.set(size_t(c));
+      for (char c : {':', '}', notation_.string_quote[0]}) key.reset((unsigned char)c);
+      return std::vector<Sequence>{G::bytes(key) + b_.ref(b_.star("bare-key-tail", G::bytes(key)))};
+    }));
+  }
+
+  // A notation's string: its quote, the raw text, the quote (the text ends at its first quote).
+  std::vector<Sequence> quoted(std::vector<Sequence> text_and_quote) {
+    for (Sequence& s : text_and_quote) s = G::literal(notation_.string_quote) + s;
+    return text_and_quote;
+  }
+
   GrammarBuilder& b_;
+  const ValueNotation notation_;
+  const ArgumentSyntax nested_;
   std::map<std::string, uint32_t> shared_;
 };
 
@@ -279,7 +311,7 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools, int max_calls) {
   if (tools.empty()) throw Error("cannot build a call grammar without tools");
   GrammarBuilder b;
-  SchemaRules rules(b);
+  SchemaRules rules(b, format.arguments);
   std::vector<Sequence> per_tool;
   for (const ToolSpec& tool : tools) {
     per_tool.push_back(G::literal(tool.name + format.name_suffix + format.args_prefix) +
@@ -298,7 +330,7 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
 std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix,
                                                    const ArgumentSyntax& syntax) {
   GrammarBuilder b;
-  SchemaRules rules(b);
+  SchemaRules rules(b, syntax);
   uint32_t root = b.add("value", {G::literal(prefix) + rules.member_value(schema, "v", syntax)});
   return std::make_shared<const Grammar>(b.build(root));
 }
@@ -317,7 +349,7 @@ std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, con
                                                   const std::vector<Property>& optional, bool members_written,
                                                   bool last_call) {
   GrammarBuilder b;
-  SchemaRules rules(b);
+  SchemaRules rules(b, format.arguments);
   Sequence object = members_written ? rules.object_rest(optional, "args", format.arguments)
                                     : rules.object(optional, "args", format.arguments);
   std::vector<Sequence> ends{G::literal(format.closer)};

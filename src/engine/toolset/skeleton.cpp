@@ -56,7 +56,7 @@ std::vector<std::string> value_openings(const Schema& schema, const ArgumentSynt
   std::vector<std::string> out;
   if (schema.nullable) out.push_back("null");
   if (!schema.enum_values.empty()) {
-    for (const Json& v : schema.enum_values) out.push_back(dump_json(v));
+    for (const Json& v : schema.enum_values) out.push_back(syntax.notation.text(v));
     return out;
   }
   for (const Schema& option : schema.any_of) append_all(out, value_openings(option));
@@ -78,6 +78,13 @@ std::vector<std::string> value_openings(const Schema& schema, const ArgumentSynt
       append_all(out, numbers);
       append_all(out, others);
       break;
+  }
+  // In a notation other than JSON the strings open with its quote.
+  if (!syntax.notation.json()) {
+    for (std::string& opening : out) {
+      for (size_t at = 0; (at = opening.find('"', at)) != std::string::npos; at += syntax.notation.string_quote.size())
+        opening.replace(at, 1, syntax.notation.string_quote);
+    }
   }
   return out;
 }
