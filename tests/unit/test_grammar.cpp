@@ -351,8 +351,8 @@ TEST(PythonLikeCalls, TheCallClosesAtItsParenthesisOutsideStrings) {
 // Gemma 4's calls, as llama.cpp's handler of Gemma 4 reads them.
 sw::CallFormat gemma4_format() {
   sw::CallFormat f = python_like_format();
-  f.opener = f.closer = f.separator = f.call_start = f.call_end = "";
-  f.name_prefix = "<|tool_call>call:", f.name_suffix = "{", f.call_suffix = "}<tool_call|>";
+  f.opener = f.separator = f.call_start = "<|tool_call>", f.closer = "", f.call_end = "<tool_call|>";
+  f.name_prefix = "call:", f.name_suffix = "{", f.call_suffix = "}<tool_call|>";
   f.arguments.notation.string_quote = "<|\"|>";
   f.arguments.name_suffix = ":", f.arguments.separator = ",";
   return f;

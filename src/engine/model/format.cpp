@@ -673,6 +673,9 @@ CallFormat analysed_format(const llama_chat::CallAnalysis& analysis) {
   f.parallel = analysis.parallel;
   f.list = analysis.list;
   SampleTurn(analysis, f).cut();
+  // Another call is decided where the separator begins: calls with nothing between them are
+  // written one a turn.
+  if (f.separator.empty()) f.parallel = false;
   return f;
 }
 
@@ -702,14 +705,17 @@ CallFormat python_like_calls() {
 
 // Gemma 4's calls, which llama.cpp reads with a handler of its own (its analysis misreads them):
 // <|tool_call>call:NAME{KEY:VALUE,...}<tool_call|> per call, the values in Gemma 4's notation
-// (ValueNotation: strings raw between <|"|>, keys bare).
+// (ValueNotation: strings raw between <|"|>, keys bare). The next call's marker is the separator
+// (calls follow one another with nothing between), so that it is what decides another call.
 CallFormat gemma4_calls() {
   CallFormat f;
   f.name = "template";
   f.family = "template";
   f.json_call = false;
-  f.opener = f.closer = f.separator = "";
-  f.name_prefix = "<|tool_call>call:";
+  f.opener = f.separator = f.call_start = "<|tool_call>";
+  f.closer = "";
+  f.call_end = "<tool_call|>";
+  f.name_prefix = "call:";
   f.name_suffix = "{";
   f.args_prefix = "";
   f.call_suffix = "}<tool_call|>";
