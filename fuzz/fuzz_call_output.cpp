@@ -1,4 +1,5 @@
-// The parsers of free model output, in every call format: calls or sw::Error, nothing else;
+// The parsers of free model output, in every call format written here (the library's, LFM2's
+// python-like calls, Gemma 4's notation): calls or sw::Error, nothing else;
 // a parsed call of a tool name (sw::valid_tool_name), written in the format and parsed again,
 // is the same call.
 #include <algorithm>
@@ -9,8 +10,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  for (const char* name : {"smollm2", "hermes", "json"}) {
-    const sw::CallFormat format = sw::CallFormat::by_name(name);
+  for (const sw::CallFormat& format :
+       {sw::CallFormat::by_name("smollm2"), sw::CallFormat::by_name("hermes"), sw::CallFormat::by_name("json"),
+        sw::CallFormat::python_like_calls(), sw::CallFormat::gemma4_calls()}) {
     std::vector<sw::ToolCall> calls;
     try {
       calls = format.parse(text);

@@ -102,7 +102,10 @@ def main():
             "<tool_call>\n" + json.dumps(CALL) + "\n</tool_call>",
             "<tool_call>[" + json.dumps(CALL) + ", " + json.dumps(CALL) + "]</tool_call>",
             json.dumps([CALL]), json.dumps(CALL), "```json\n" + json.dumps(CALL) + "\n```",
-            "get_weather(city=\"Paris\")", "{\"name\": \"x\", \"arguments\": {\"a\": [1, {\"b\": \"}\"}]}}"]):
+            "get_weather(city=\"Paris\")", "{\"name\": \"x\", \"arguments\": {\"a\": [1, {\"b\": \"}\"}]}}",
+            "<|tool_call_start|>[get_weather(city=\"Paris\", days=3, at={\"x\": [1, \")\"]}), g()]<|tool_call_end|>",
+            "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3,at:{x:[1,<|\"|>}<|\"|>]}}<tool_call|>"
+            "<|tool_call>call:g{}<tool_call|>"]):
         write(out / "fuzz_call_output", f"output-{i}", text)
     mcp = [{"jsonrpc": "2.0", "id": 1, "result": {"serverInfo": {"name": "time", "version": "1"}, "capabilities": {}}},
            {"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "get_time", "inputSchema": {"type": "object",

@@ -294,19 +294,6 @@ TEST(TaggedFormat, CallTextReadsBackByTheSchema) {
   EXPECT_THROW(format.parse("<tool_call>\n<function=f>\n<parameter=count>\nseven\n</parameter>\n</function>", tools), sw::Error);
 }
 
-// LFM2's python-like calls, as llama.cpp's handler of LFM2 reads them.
-sw::CallFormat python_like_format() {
-  sw::CallFormat f;
-  f.name = f.family = "template";
-  f.json_call = false;
-  f.opener = f.call_start = "<|tool_call_start|>[", f.closer = f.call_end = "]<|tool_call_end|>", f.separator = ", ";
-  f.name_prefix = "", f.name_suffix = "(", f.args_prefix = "", f.call_suffix = ")";
-  f.arguments.keywords = true;
-  f.arguments.open = f.arguments.close = f.arguments.name_prefix = "";
-  f.arguments.name_suffix = "=", f.arguments.separator = ", ";
-  return f;
-}
-
 // Keywords and JSON values: every kind of value, strings holding the call's own punctuation
 // (parentheses, commas, "=", quotes), the calls of a turn after one another, no arguments.
 TEST(PythonLikeCalls, CallTextReadsBackAndTheGrammarHoldsIt) {
@@ -314,7 +301,7 @@ TEST(PythonLikeCalls, CallTextReadsBackAndTheGrammarHoldsIt) {
       "code": {"type": "string"}, "count": {"type": "integer"}, "on": {"type": "boolean"}, "tags": {"type": "array",
       "items": {"type": "string"}}, "at": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}},
       "required": ["code", "count"]}}, {"name": "g", "parameters": {"type": "object", "properties": {}}}])"));
-  const sw::CallFormat format = python_like_format();
+  const sw::CallFormat format = sw::CallFormat::python_like_calls();
   const sw::ToolCall f{"f", sw::Json::parse(R"json({"code": "a(b), c=\"d\")", "count": -3, "on": true, "tags": ["x", "y, z"],
                                                 "at": {"x": 1.5}})json")};
   const sw::ToolCall g{"g", sw::Json::object()};
@@ -336,7 +323,7 @@ TEST(PythonLikeCalls, CallTextReadsBackAndTheGrammarHoldsIt) {
 // A python-like call closes at its ")" outside its JSON strings: "(555) 123" inside a value
 // does not close it; a tagged call's raw values hold no strings to skip.
 TEST(PythonLikeCalls, TheCallClosesAtItsParenthesisOutsideStrings) {
-  const sw::CallFormat format = python_like_format();
+  const sw::CallFormat format = sw::CallFormat::python_like_calls();
   ASSERT_EQ(format.call_close_marker(), ")");
   sw::CallTracker tracker(sw::Clock::now(), format.call_close_marker(), true);
   tracker.feed("<|tool_call_start|>[f(phone=\"(555) 1\\\")2\", n=1");
@@ -348,16 +335,6 @@ TEST(PythonLikeCalls, TheCallClosesAtItsParenthesisOutsideStrings) {
   EXPECT_EQ(raw.closed_ms().size(), 1u);
 }
 
-// Gemma 4's calls, as llama.cpp's handler of Gemma 4 reads them.
-sw::CallFormat gemma4_format() {
-  sw::CallFormat f = python_like_format();
-  f.opener = f.separator = f.call_start = "<|tool_call>", f.closer = "", f.call_end = "<tool_call|>";
-  f.name_prefix = "call:", f.name_suffix = "{", f.call_suffix = "}<tool_call|>";
-  f.arguments.notation.string_quote = "<|\"|>";
-  f.arguments.name_suffix = ":", f.arguments.separator = ",";
-  return f;
-}
-
 // Gemma 4's notation: strings raw between <|"|> (quotes, backslashes, newlines and braces as they
 // are), keys bare at every depth, numbers and literals as JSON; what its grammar writes reads back.
 TEST(Gemma4Calls, ValuesInTheirNotationReadBackAndTheGrammarHoldsThem) {
@@ -366,7 +343,7 @@ TEST(Gemma4Calls, ValuesInTheirNotationReadBackAndTheGrammarHoldsThem) {
       "tags": {"type": "array", "items": {"type": "string"}}, "at": {"type": "object", "properties": {
       "x": {"type": "number"}, "label": {"type": "string", "maxLength": 3}}, "required": ["x", "label"]},
       "extra": {"type": "object"}}, "required": ["code", "count", "kind"]}}])"));
-  const sw::CallFormat format = gemma4_format();
+  const sw::CallFormat format = sw::CallFormat::gemma4_calls();
   const sw::ToolCall call{"f", sw::Json::parse(R"json({"code": "say \"hi\" {a:b}\n\\", "count": -3, "kind": "a b",
       "tags": ["x", "y,z"], "at": {"x": 1.5, "label": "ok"}, "extra": {"k": [true, null]}})json")};
   const std::string text = format.calls_text({call, call});
@@ -393,7 +370,7 @@ TEST(PythonLikeCalls, AnArgumentNameThatIsNoIdentifierIsRefusedByName) {
   auto tools = sw::parse_tools(sw::Json::parse(R"([{"name": "f", "parameters": {"type": "object", "properties": {
       "first-name": {"type": "string"}}, "required": ["first-name"]}}])"));
   try {
-    sw::build_call_grammar(python_like_format(), tools);
+    sw::build_call_grammar(sw::CallFormat::python_like_calls(), tools);
     FAIL() << "a name that is no identifier was accepted";
   } catch (const sw::Error& e) {
     EXPECT_NE(std::string(e.what()).find("'first-name'"), std::string::npos) << e.what();

@@ -198,16 +198,17 @@ class NotationReader {
  public:
   NotationReader(const std::string& text, const std::string& quote) : text_(text), quote_(quote) {}
 
-  // The value that begins at `at`, `at` moved past it; nullopt where there is none complete.
-  std::optional<Json> value(size_t& at) const {
-    if (at >= text_.size()) return std::nullopt;
+  // The value that begins at `at`, `at` moved past it; nullopt where there is none complete (or
+  // it nests deeper than any schema here would: the reader's stack stays bounded).
+  std::optional<Json> value(size_t& at, int depth = 0) const {
+    if (at >= text_.size() || depth > kMaxDepth) return std::nullopt;
     if (text_.compare(at, quote_.size(), quote_) == 0) {
       const size_t begin = at + quote_.size(), end = text_.find(quote_, begin);
       if (end == std::string::npos || !valid_utf8(text_.substr(begin, end - begin))) return std::nullopt;
       at = end + quote_.size();
       return Json(text_.substr(begin, end - begin));
     }
-    if (text_[at] == '{' || text_[at] == '[') return container(at);
+    if (text_[at] == '{' || text_[at] == '[') return container(at, depth);
     const size_t end = json_value_end(text_, at);
     if (end == std::string::npos) return std::nullopt;
     Json scalar = Json::parse(text_.substr(at, end - at), nullptr, false);
@@ -217,8 +218,10 @@ class NotationReader {
   }
 
  private:
+  static constexpr int kMaxDepth = 256;
+
   // {key:value,...} or [value,...] from `at`.
-  std::optional<Json> container(size_t& at) const {
+  std::optional<Json> container(size_t& at, int depth) const {
     const bool object = text_[at] == '{';
     const char close = object ? '}' : ']';
     Json out = object ? Json::object() : Json::array();
@@ -236,7 +239,7 @@ class NotationReader {
         if (key.empty() || key.find('}') != std::string::npos) return std::nullopt;
         i = skip_space(text_, colon + 1);
       }
-      std::optional<Json> item = value(i);
+      std::optional<Json> item = value(i, depth + 1);
       if (!item) return std::nullopt;
       if (object) out[key] = std::move(*item);
       else out.push_back(std::move(*item));
@@ -255,7 +258,7 @@ class NotationReader {
   const std::string& quote_;
 };
 
-// Whether a name can be a python-like call's keyword.
+// Whether a name can be written bare, as a keyword (python-like calls, Gemma 4's keys).
 bool is_identifier(const std::string& name) {
   if (name.empty() || std::isdigit((unsigned char)name[0])) return false;
   return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
@@ -679,10 +682,25 @@ CallFormat analysed_format(const llama_chat::CallAnalysis& analysis) {
   return f;
 }
 
+// The format as llama.cpp's parser of the template reads it: itself where the parser reads the
+// format's text of the sample calls back into those calls, else one call a turn where it reads
+// that (MiniMax-M2's parser expects parallel calls separated by ", ", where its template writes a
+// newline); nullopt where it reads neither. `before`: what an answer starts with.
+std::optional<CallFormat> as_llama_reads(const llama_chat::Templates& templates, const CallFormat& f,
+                                         const std::string& before) {
+  if (reads_sample_calls(templates, f, before)) return f;
+  CallFormat single = f;
+  single.parallel = false;
+  if (f.parallel && reads_sample_calls(templates, single, before)) return single;
+  return std::nullopt;
+}
+
+}  // namespace
+
 // The python-like calls llama.cpp reads with LFM2's handler of its own, whose templates its
 // analysis finds no calls in (LFM2.5-Instruct's does not write them):
 // <|tool_call_start|>[NAME(KEY=VALUE, ...), ...]<|tool_call_end|>, each value JSON.
-CallFormat python_like_calls() {
+CallFormat CallFormat::python_like_calls() {
   CallFormat f;
   f.name = "template";
   f.family = "template";
@@ -707,7 +725,7 @@ CallFormat python_like_calls() {
 // <|tool_call>call:NAME{KEY:VALUE,...}<tool_call|> per call, the values in Gemma 4's notation
 // (ValueNotation: strings raw between <|"|>, keys bare). The next call's marker is the separator
 // (calls follow one another with nothing between), so that it is what decides another call.
-CallFormat gemma4_calls() {
+CallFormat CallFormat::gemma4_calls() {
   CallFormat f;
   f.name = "template";
   f.family = "template";
@@ -728,21 +746,6 @@ CallFormat gemma4_calls() {
   a.separator = ",";
   return f;
 }
-
-// The format as llama.cpp's parser of the template reads it: itself where the parser reads the
-// format's text of the sample calls back into those calls, else one call a turn where it reads
-// that (MiniMax-M2's parser expects parallel calls separated by ", ", where its template writes a
-// newline); nullopt where it reads neither. `before`: what an answer starts with.
-std::optional<CallFormat> as_llama_reads(const llama_chat::Templates& templates, const CallFormat& f,
-                                         const std::string& before) {
-  if (reads_sample_calls(templates, f, before)) return f;
-  CallFormat single = f;
-  single.parallel = false;
-  if (f.parallel && reads_sample_calls(templates, single, before)) return single;
-  return std::nullopt;
-}
-
-}  // namespace
 
 CallFormat CallFormat::detect(const std::string& chat_template, bool has_tool_call_token) {
   if (chat_template.find("<tool_call>") != std::string::npos || has_tool_call_token) return by_name("hermes");

@@ -129,6 +129,10 @@ struct CallFormat {
   CallFormat as_list() const;
 
   static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
+  // The syntaxes of llama.cpp's handlers of its own written here, which derive() tries where the
+  // template's analysis gives none that handler reads: LFM2's python-like calls and Gemma 4's.
+  static CallFormat python_like_calls();
+  static CallFormat gemma4_calls();
   // The format llama.cpp's analysis of the model's template describes, where llama.cpp's parser
   // for the template reads the format's text of sample calls back into those calls (one call a
   // turn where it reads no more); else a format of this library's, with fallback_reason set
