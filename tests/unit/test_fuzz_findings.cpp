@@ -166,4 +166,19 @@ TEST(FuzzFindings, AnArgumentHoldingTheClosingTagStaysInItsCall) {
   EXPECT_EQ(hermes.parse(hermes.calls_text({code, code})), (std::vector<sw::ToolCall>{code, code}));
 }
 
+// fuzz_call_output: a Gemma 4 string holding "<tool_call|>" - read from text without markers -
+// was cut there when its call was written and read again. Calls that name their tool in markers
+// are now read one after another, each to its own end, from the marker that opens the turn: a
+// value may hold the markers, in Gemma 4's calls and in LFM2's.
+TEST(FuzzFindings, AStringHoldingTheCallsEndStaysInItsCall) {
+  const std::string text = finding("output-notation-string-holds-the-call-end.bin");
+  const sw::CallFormat gemma4 = sw::CallFormat::gemma4_calls();
+  const std::vector<sw::ToolCall> calls = gemma4.parse(text);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(gemma4.parse(gemma4.calls_text(calls)), calls);
+  const sw::ToolCall code{"run", sw::Json::parse(R"j({"source": "print(']<|tool_call_end|>}<tool_call|>')"})j")};
+  for (const sw::CallFormat& format : {gemma4, sw::CallFormat::python_like_calls()})
+    EXPECT_EQ(format.parse("Sure. " + format.calls_text({code, code})), (std::vector<sw::ToolCall>{code, code}));
+}
+
 }  // namespace

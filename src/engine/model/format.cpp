@@ -705,8 +705,10 @@ CallFormat CallFormat::python_like_calls() {
   f.name = "template";
   f.family = "template";
   f.json_call = false;
-  f.opener = f.call_start = "<|tool_call_start|>[";
-  f.closer = f.call_end = "]<|tool_call_end|>";
+  // The marker opens the turn's calls, which are read one after another to their ends (a string
+  // may hold the markers: the text is not cut at them).
+  f.opener = f.section_start = "<|tool_call_start|>[";
+  f.closer = "]<|tool_call_end|>";
   f.separator = ", ";
   f.name_prefix = "";
   f.name_suffix = "(";
@@ -730,9 +732,8 @@ CallFormat CallFormat::gemma4_calls() {
   f.name = "template";
   f.family = "template";
   f.json_call = false;
-  f.opener = f.separator = f.call_start = "<|tool_call>";
+  f.opener = f.separator = f.section_start = "<|tool_call>";
   f.closer = "";
-  f.call_end = "<tool_call|>";
   f.name_prefix = "call:";
   f.name_suffix = "{";
   f.args_prefix = "";
