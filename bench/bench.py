@@ -381,7 +381,7 @@ def report(cfg, models, out, command):
                 f"Cases whose text differs from jump-forward's ({len(differ)} of {len(by_id)}), with the smallest "
                 "decision margin (logits) of each answer: the two run passes of other shapes, whose kernels round "
                 "differently, and lay the branches' cells out otherwise, which regroups attention's sums, so a "
-                "near-tie can go either way (README, \"Why lossless modes differ\").\n\n" +
+                "near-tie can go either way (docs/benchmarks.md, \"Why lossless modes differ\").\n\n" +
                 (table(["case", "jump-forward smallest margin", "schemaweaver smallest margin", "calls repaired",
                         "same calls"], rows)
                  if rows else ""))
@@ -579,7 +579,7 @@ def write_index():
     summary.md if it has one, and its sections as links. The reports are the one source; this file only points at them."""
     lines = ["# Benchmarks", "",
              "Every suite run's report, newest first (written by `bench/bench.py` when it reports; the",
-             "numbers live in the reports and the JSON beside them). README.md quotes the current ones.", ""]
+             "numbers live in the reports and the JSON beside them). docs/benchmarks.md quotes the current ones.", ""]
     for path in sorted((ROOT / "bench" / "results").glob("*/report.md"), key=lambda p: p.parent.name, reverse=True):
         rel = path.relative_to(ROOT).as_posix()
         text = path.read_text().splitlines()

@@ -15,7 +15,7 @@
 # instruction this CPU has), avx2 (AVX2 and FMA only, as on CPUs without AVX-512) or exact
 # (native, without llamafile's tiled matrix kernels, which serve passes of 2 or more tokens
 # only: every pass then computes each token's row as a pass of one token does, bit for bit, if
-# the weights are not repacked either - see README, "Why lossless modes differ"), each built
+# the weights are not repacked either - see docs/benchmarks.md, "Why lossless modes differ"), each built
 # beside the first and cached the same way; the project's build for it goes to build-avx2 or
 # build-exact.
 # Greedy decoding of a small model breaks near-ties by the last bits of the logits, which
@@ -267,7 +267,7 @@ install_model() {
 }
 
 # The main job's model: the most accurate fetched model whose calls take about a second here
-# (README, "Which model"). The tests run on SmolLM2-135M, the smallest, where they need speed.
+# (README, "Models"). The tests run on SmolLM2-135M, the smallest, where they need speed.
 DEFAULT_MODEL=qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf
 install_models() {
   install_model SmolLM2-135M-Instruct-Q4_1.gguf \

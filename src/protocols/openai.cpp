@@ -242,7 +242,7 @@ bool valid_utf8(const std::string& text) {
 // Parameters that say what the answer must be, which this engine cannot give: refused by name
 // rather than ignored, so that no client takes an answer for the one it asked for. (Decoding is
 // greedy; sampling parameters - temperature, top_p, seed, penalties - are taken and have no
-// effect, as the README says.)
+// effect, as docs/server.md says.)
 void refuse_what_cannot_be_honoured(const Json& body) {
   auto given = [&](const char* key) { return body.contains(key) && !body[key].is_null(); };
   if (given("response_format") &&

@@ -1,7 +1,7 @@
 // Every JSON Schema keyword is either enforced while decoding or refused when the tools are read
 // (an annotation changes no value). Each row below is one keyword: the schema of an argument
 // `v`, texts its value grammar must accept (they also pass the finished-call check) and texts
-// it must reject - or, for a refused keyword, the error it gets. The README's keyword table is
+// it must reject - or, for a refused keyword, the error it gets. docs/json-schema.md's keyword table is
 // this list, printed; a test keeps the two the same.
 #include <fstream>
 #include <sstream>
@@ -160,7 +160,7 @@ TEST(Keywords, EachIsEnforcedWhileDecodingOrRefused) {
   }
 }
 
-// The keyword table as the README prints it.
+// The keyword table as docs/json-schema.md prints it.
 std::string markdown_table() {
   std::string out = "| keyword | while decoding | example |\n|---|---|---|\n";
   for (const Row& row : rows()) {
@@ -173,16 +173,16 @@ std::string markdown_table() {
   return out;
 }
 
-TEST(Keywords, TheReadmeTableIsThisList) {
-  std::ifstream file(SW_README);
+TEST(Keywords, TheDocumentedTableIsThisList) {
+  std::ifstream file(SW_KEYWORD_DOC);
   std::stringstream text;
   text << file.rdbuf();
-  const std::string readme = text.str(), begin = "<!-- keyword table: tests/unit/test_keywords.cpp -->\n",
+  const std::string doc = text.str(), begin = "<!-- keyword table: tests/unit/test_keywords.cpp -->\n",
                     end = "<!-- end of keyword table -->";
-  const size_t from = readme.find(begin), to = readme.find(end);
-  ASSERT_TRUE(from != std::string::npos && to != std::string::npos) << "README.md lacks the keyword table's markers";
-  EXPECT_EQ(readme.substr(from + begin.size(), to - from - begin.size()), markdown_table())
-      << "README.md's keyword table differs; this is the table:\n" << markdown_table();
+  const size_t from = doc.find(begin), to = doc.find(end);
+  ASSERT_TRUE(from != std::string::npos && to != std::string::npos) << SW_KEYWORD_DOC " lacks the keyword table's markers";
+  EXPECT_EQ(doc.substr(from + begin.size(), to - from - begin.size()), markdown_table())
+      << SW_KEYWORD_DOC "'s keyword table differs; this is the table:\n" << markdown_table();
 }
 
 }  // namespace
