@@ -31,13 +31,15 @@ stage() {
 # passes, the speculative mode against the constrained one), packing and shaping again at other
 # budgets and the calls and quality of their outputs (cli.pack and cli.shape run), tool_choice auto
 # on the Qwen2.5-Coder models (the opening probe has its unit tests), and the families' checks
-# against llama.cpp beyond one of each kind of call syntax (markers per call: Qwen3; a list with
-# ids: Mistral Nemo; the name in markers: Functionary; the library's format: gpt-oss). All of them
-# ran on the release build above.
+# against llama.cpp beyond one of each kind of call syntax (markers per call: Qwen3, and with its
+# thinking on; a list with ids: Mistral Nemo; the name in markers: Functionary; tagged arguments
+# and an always-open thinking block: MiniMax-M2; keywords in a notation of the model's own:
+# Gemma 4; the library's format: SmolLM3). All of them ran on the release build above.
 MODEL_ARITHMETIC='^(BatchedPasses\.|Quality\.ModelAgainstItself|Pack\.PackedModel|Speculative\.(ModeGives|DraftModelChanges)|'
 MODEL_ARITHMETIC+='Weaver\.(WholeTurnGuess|MaxCalls|ATurnCut|CallsAsAList|DraftsChange)|'
 MODEL_ARITHMETIC+='cli\.(pack_for_speed|packed_|shape_width$|narrowed_)|server\.tool_choice_auto|'
-MODEL_ARITHMETIC+='cli\.family_(llama3\.2|hermes3|granite4|qwen3-coder|qwen3\.5|smollm3|lfm2\.5|phi3\.5|gemma4|minicpm5|mistral-small3\.2)$)'
+MODEL_ARITHMETIC+='cli\.family_(llama3\.2|hermes3|granite4|qwen3-coder|qwen3\.5|qwen3\.5-thinking|glm4\.6|lfm2\.5|phi3\.5|'
+MODEL_ARITHMETIC+='minicpm5|minicpm5-thinking|mistral-small3\.2|gpt-oss|gpt-oss-thinking)$)'
 sanitized_ctest() {
   # libgomp and ggml keep process-lifetime allocations; leaks are checked in our code's tests
   # through the suppressions list, which names only those libraries.

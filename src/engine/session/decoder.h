@@ -20,12 +20,10 @@
 #include "engine/constraint/matcher.h"
 #include "engine/model/context.h"
 #include "engine/session/drafter.h"
+#include "engine/session/greedy.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {
-
-// The margin of a choice where nothing else was allowed.
-constexpr float kNoRival = std::numeric_limits<float>::infinity();
 
 struct Step {
   std::vector<llama_token> tokens;  // to append in one pass
@@ -146,19 +144,6 @@ struct Spelled {
 // `text` (models mostly write text as its longest tokens). Stops where the strategy completes,
 // or where its steps leave the text (nothing then continues it).
 Spelled spell(Strategy& strategy, const LoadedModel& model, const std::string& text);
-
-// The best token by logit among those `allowed` accepts; -1 if it accepts none. Only the top
-// candidates are sorted unless all of them are rejected, which gives the same choice as masking
-// the whole vocabulary first, at a fraction of the cost. Then `may_be_allowed`, a cheap
-// necessary condition (such as the first byte), removes most of the vocabulary before the rest
-// is sorted and checked. `order` is the caller's scratch buffer, reused across steps. With a
-// `margin`, it receives how far the choice's logit leads the next allowed token's (kNoRival if
-// none is allowed); when that token lies beyond the sorted top, the gap to the top's last logit,
-// which bounds it from below.
-llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
-                        const std::function<bool(llama_token)>& allowed,
-                        const std::function<bool(llama_token)>& may_be_allowed = nullptr,
-                        float* margin = nullptr);
 
 // The constrained decoders' choice: the best token by logit whose text `matcher` accepts, or
 // end of generation where it can end; -1 if none. `margin` as for pick_greedy.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/session/decoder.h"
+#include "engine/session/greedy.h"
 
 namespace sw {
 

@@ -12,25 +12,15 @@
 // lookup over the conversation and the branch: values mostly copy the user's words or the
 // tools' enum members); the branch takes the leading draft tokens that its constrained greedy
 // choice agrees with, so the values are the same as without drafts, in fewer passes.
+//
+// The rooms: weave_turn.h (what the phases share), values_phase.h (skeleton and values),
+// write_back.h (assembly and the pass), verifier.h (the check against jump-forward); this
+// file's driver runs them per call.
 #pragma once
 
-#include <vector>
-
-#include "engine/session/cost_curve.h"
-#include "engine/session/decoder.h"
-#include "engine/toolset/tool_set.h"
+#include "engine/session/weave_turn.h"
 
 namespace sw {
-
-struct WeaveResult {
-  GenerationResult generation;
-  std::vector<PhaseStats> phases;
-  std::vector<CallEvent> events;
-  double constraint_ms = 0;
-  int constraint_steps = 0;
-  VerificationStats verification;
-  std::string failure;  // why the answer stopped early ("" if it did not)
-};
 
 // `curve` is needed for padding only (may be null otherwise). Times are taken from
 // tracker.origin(), which the tracker also uses for the closing of each call. With a
