@@ -682,6 +682,25 @@ CallFormat analysed_format(const llama_chat::CallAnalysis& analysis) {
   return f;
 }
 
+// The calls of a handler's syntax written here: the tool named in markers (`name_suffix` ends
+// the name), its arguments keywords (KEY `key_suffix` VALUE, joined by `member_separator`), then
+// `call_suffix`; the turn's markers are the caller's to set.
+CallFormat keyword_calls(const std::string& name_suffix, const std::string& key_suffix,
+                         const std::string& member_separator, const std::string& call_suffix) {
+  CallFormat f;
+  f.name = f.family = "template";
+  f.json_call = false;
+  f.name_suffix = name_suffix;
+  f.args_prefix = "";
+  f.call_suffix = call_suffix;
+  ArgumentSyntax& a = f.arguments;
+  a.keywords = true;
+  a.open = a.close = a.name_prefix = "";
+  a.name_suffix = key_suffix;
+  a.separator = member_separator;
+  return f;
+}
+
 // The format as llama.cpp's parser of the template reads it: itself where the parser reads the
 // format's text of the sample calls back into those calls, else one call a turn where it reads
 // that (MiniMax-M2's parser expects parallel calls separated by ", ", where its template writes a
@@ -701,25 +720,13 @@ std::optional<CallFormat> as_llama_reads(const llama_chat::Templates& templates,
 // analysis finds no calls in (LFM2.5-Instruct's does not write them):
 // <|tool_call_start|>[NAME(KEY=VALUE, ...), ...]<|tool_call_end|>, each value JSON.
 CallFormat CallFormat::python_like_calls() {
-  CallFormat f;
-  f.name = "template";
-  f.family = "template";
-  f.json_call = false;
+  CallFormat f = keyword_calls("(", "=", ", ", ")");
   // The marker opens the turn's calls, which are read one after another to their ends (a string
   // may hold the markers: the text is not cut at them).
   f.opener = f.section_start = "<|tool_call_start|>[";
   f.closer = "]<|tool_call_end|>";
   f.separator = ", ";
   f.name_prefix = "";
-  f.name_suffix = "(";
-  f.args_prefix = "";
-  f.call_suffix = ")";
-  ArgumentSyntax& a = f.arguments;
-  a.keywords = true;
-  a.open = a.close = "";
-  a.name_prefix = "";
-  a.name_suffix = "=";
-  a.separator = ", ";
   return f;
 }
 
@@ -728,23 +735,11 @@ CallFormat CallFormat::python_like_calls() {
 // (ValueNotation: strings raw between <|"|>, keys bare). The next call's marker is the separator
 // (calls follow one another with nothing between), so that it is what decides another call.
 CallFormat CallFormat::gemma4_calls() {
-  CallFormat f;
-  f.name = "template";
-  f.family = "template";
-  f.json_call = false;
+  CallFormat f = keyword_calls("{", ":", ",", "}<tool_call|>");
+  f.arguments.notation.string_quote = "<|\"|>";
   f.opener = f.separator = f.section_start = "<|tool_call>";
   f.closer = "";
   f.name_prefix = "call:";
-  f.name_suffix = "{";
-  f.args_prefix = "";
-  f.call_suffix = "}<tool_call|>";
-  ArgumentSyntax& a = f.arguments;
-  a.keywords = true;
-  a.notation.string_quote = "<|\"|>";
-  a.open = a.close = "";
-  a.name_prefix = "";
-  a.name_suffix = ":";
-  a.separator = ",";
   return f;
 }
 
