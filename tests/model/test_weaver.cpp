@@ -457,7 +457,8 @@ TEST(Weaver, WriteBackEqualsSerialPrefill) {
     sw::CallOptions options = weaving();
     options.weaver.padding = false;
     auto compiled = sw::compile_tools(model(), tools);
-    sw::WeaveResult result = sw::weave(woven, m, sw::compiled(*compiled), options, nullptr, tracker);
+    sw::CallStats stats;
+    sw::WeaveResult result = sw::weave(woven, m, sw::compiled(*compiled), options, nullptr, tracker, nullptr, stats);
     ASSERT_TRUE(result.failure.empty()) << result.failure;
 
     // The reference: the same tokens prefilled serially, the prompt in one batch and the call

@@ -102,6 +102,7 @@ void Context::truncate(size_t length) {
   if (length >= history_.size()) return;
   llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(length), -1);
   history_.resize(length);
+  if (length <= guess_from_) guess_from_ = kNoGuess;
   rewound_logits_.clear();
 }
 
@@ -133,6 +134,7 @@ void Context::drop(llama_seq_id sequence, llama_pos from) {
 void Context::clear() {
   llama_memory_clear(llama_get_memory(ctx_), true);
   history_.clear();
+  guess_from_ = kNoGuess;
   last_pass_logits_.clear();
   rewound_logits_.clear();
 }
@@ -173,6 +175,7 @@ int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& cou
     shared = 0;
   }
   history_.resize(shared);
+  guess_from_ = kNoGuess;
   append(std::vector<llama_token>(prompt.begin() + long(shared), prompt.end()), counter);
   return int(shared);
 }

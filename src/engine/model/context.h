@@ -6,6 +6,7 @@
 // with a branch only tags its cells and branches of different lengths go through one pass.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -65,6 +66,16 @@ class Context {
   const float* logits_after(size_t length) const;
   // Removes the tokens of sequence 0 from position `length` on (a draft that was not taken).
   void truncate(size_t length);
+
+  // The end of sequence 0 may be a guess of how the answer goes on, computed with its logits
+  // kept but not yet checked against the model's choices (a speculative draft, SchemaWeaver's
+  // guess of the next call): the tokens from position `from` on. `from` = used() marks none.
+  // Removing tokens removes the guess from the end first; the decode loop checks a guess it
+  // finds and leaves what it did not reach (generate()).
+  void mark_guess(size_t from) { guess_from_ = from < history_.size() ? from : kNoGuess; }
+  // The length of sequence 0 without the guess at its end.
+  size_t decided() const { return std::min(guess_from_, history_.size()); }
+  int guessed() const { return int(history_.size() - decided()); }
   // Removes the tokens of sequence 0 from position `length` on and makes `logits`, a copy the
   // caller kept of the logits after token `length - 1`, the last logits again: generation goes
   // on from there without a pass (a beginning of the answer that was thrown away).
@@ -109,6 +120,8 @@ class Context {
   int n_batch_ = 0;
   int sequences_ = kSequences;
   std::vector<llama_token> history_;
+  static constexpr size_t kNoGuess = size_t(-1);
+  size_t guess_from_ = kNoGuess;  // see mark_guess
   std::function<bool()> interrupt_;
   // The last pass's tokens of sequence 0: the position of the first, and per token the batch
   // index of its logits (-1 if not kept). Logits of earlier passes are gone.

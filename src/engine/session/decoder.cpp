@@ -335,9 +335,10 @@ size_t extend(Context& context, size_t decided, const Step& step, Strategy& stra
 }  // namespace
 
 GenerationResult generate(Context& context, const LoadedModel& model, Strategy& strategy,
-                          int max_tokens, CallTracker* tracker, Drafter* drafter, int cached_draft) {
+                          int max_tokens, CallTracker* tracker, Drafter* drafter) {
   GenerationResult result;
-  size_t decided = size_t(context.used() - cached_draft);  // tokens of the answer so far; a draft may follow
+  const bool guessed = context.guessed() > 0;
+  size_t decided = context.decided();  // tokens of the answer so far; a draft may follow
   Step step = strategy.start();
   while (true) {
     // The model chose a token, or to end here.
@@ -364,11 +365,8 @@ GenerationResult generate(Context& context, const LoadedModel& model, Strategy& 
     }
     step = strategy.next(context.logits_after(decided));
   }
-  if (result.complete && cached_draft > 0) {
-    result.draft_left = context.used() - int(decided);
-  } else {
-    context.truncate(decided);  // a draft the answer did not take
-  }
+  if (!result.complete || !guessed) context.truncate(decided);  // a draft the answer did not take
+  context.mark_guess(decided);  // the rest of a guess it did not reach stays one
   return result;
 }
 

@@ -119,19 +119,16 @@ struct GenerationResult {
   bool complete = false;  // the strategy completed its grammar (not stopped or cut off)
   int draft_tokens = 0;           // draft tokens checked against the strategy's choices
   int accepted_draft_tokens = 0;  // of which the strategy chose
-  int draft_left = 0;             // tokens of a cached draft left for the next phase (see generate)
   std::vector<Decision> decisions;  // of the sampled tokens, offsets into `text`
 };
 
 // Runs the strategy until it completes or stops, or `max_tokens` tokens were sampled. With a
 // drafter, passes also carry drafts (the output is the same). The cache then holds exactly the
-// generated text, except for a `cached_draft`: the last tokens of the conversation may be a
-// guess of how the answer goes on, computed in the last pass with their logits kept, which is
-// checked as a drafter's draft is. When the strategy completes before it has checked all of
-// that guess, the rest stays in the cache (draft_left) for the phase that goes on from there.
+// generated text, except for a guess the context holds at its end (Context::mark_guess), which
+// is checked as a drafter's draft is: when the strategy completes before it has checked all of
+// that guess, the rest stays in the cache, still a guess, for the phase that goes on from there.
 GenerationResult generate(Context& context, const LoadedModel& model, Strategy& strategy,
-                          int max_tokens, CallTracker* tracker = nullptr, Drafter* drafter = nullptr,
-                          int cached_draft = 0);
+                          int max_tokens, CallTracker* tracker = nullptr, Drafter* drafter = nullptr);
 
 // What a strategy writes if the model's choices spell `text`.
 struct Spelled {

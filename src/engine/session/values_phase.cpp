@@ -117,8 +117,8 @@ llama_token ValuesPhase::pick(const Branch& b, float& margin) {
         return can_end || (!piece.empty() && next.test((unsigned char)piece[0]));
       },
       &margin);
-  turn_.result.constraint_ms += ms_between(started, Clock::now());
-  turn_.result.constraint_steps += 1;
+  turn_.stats.constraint_ms += ms_between(started, Clock::now());
+  turn_.stats.constraint_steps += 1;
   return token;
 }
 

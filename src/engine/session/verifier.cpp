@@ -35,7 +35,7 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
   auto started = Clock::now();
   const LoadedModel& model = turn.model;
   Context& context = turn.context;
-  VerificationStats& stats = turn.result.verification;
+  VerificationStats& stats = turn.stats.verification;
   const std::vector<llama_token>& tokens = w.call.tokens;
   Matcher m = reference_matcher(turn, tool, last_call, turn.cached_text_size(w.head_end));
   size_t at = 0;  // tokens the matcher has consumed
@@ -73,11 +73,10 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
     const size_t length = w.head_end + *cut;
     if (*cut - 1 < w.adopted) context.rewind(length, branches.front().logits);
     else context.truncate(length);
-    turn.draft_left = 0;
     turn.guessed = false;
   }
   // What the cache does not hold is the reference's to write.
-  turn.text.resize(turn.cached_text_size(size_t(context.used() - turn.draft_left)));
+  turn.text.resize(turn.cached_text_size(context.decided()));
   auto& decisions = turn.result.generation.decisions;
   decisions.erase(std::remove_if(decisions.begin(), decisions.end(),
                                  [&](const Decision& d) { return d.offset >= turn.text.size(); }),

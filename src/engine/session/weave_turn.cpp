@@ -6,11 +6,11 @@ namespace sw {
 
 WeaveTurn::WeaveTurn(Context& conversation, const LoadedModel& loaded, const CompiledToolSet& tool_set,
                      const CallOptions& call_options, const CostCurve* pass_costs, CallTracker& call_tracker,
-                     Drafter* value_drafter)
+                     Drafter* value_drafter, CallStats& call_stats)
     : context(conversation), model(loaded), tools(tool_set), options(call_options), curve(pass_costs),
-      tracker(call_tracker), drafter(value_drafter), prompt_size(size_t(conversation.used())) {}
+      tracker(call_tracker), drafter(value_drafter), prompt_size(size_t(conversation.used())), stats(call_stats) {}
 
-std::string WeaveTurn::pending() const { return text.substr(cached_text_size(size_t(context.used() - draft_left))); }
+std::string WeaveTurn::pending() const { return text.substr(cached_text_size(context.decided())); }
 
 size_t WeaveTurn::cached_text_size(size_t length) const {
   std::vector<llama_token> written(context.history().begin() + long(prompt_size),
@@ -21,11 +21,11 @@ size_t WeaveTurn::cached_text_size(size_t length) const {
 }
 
 PhaseStats& WeaveTurn::phase(const std::string& name) {
-  for (PhaseStats& p : result.phases) {
+  for (PhaseStats& p : stats.phases) {
     if (p.name == name) return p;
   }
-  result.phases.push_back({name});
-  return result.phases.back();
+  stats.phases.push_back({name});
+  return stats.phases.back();
 }
 
 void WeaveTurn::count(const std::string& name, const PassCounter& passes, Clock::time_point started) {
@@ -51,16 +51,15 @@ bool WeaveTurn::serial(const std::string& name, std::unique_ptr<Strategy> strate
   auto started = Clock::now();
   tracker.skip(pending_text.size());
   text.resize(text.size() - pending_text.size());
-  GenerationResult g = generate(context, model, *strategy, budget(), &tracker, phase_drafter, draft_left);
-  draft_left = g.draft_left;
+  GenerationResult g = generate(context, model, *strategy, budget(), &tracker, phase_drafter);
   result.generation.draft_tokens += g.draft_tokens;
   result.generation.accepted_draft_tokens += g.accepted_draft_tokens;
   for (const Decision& d : g.decisions) result.generation.decisions.push_back({text.size() + d.offset, d.margin});
   text += g.text;
   result.generation.forced_passes += g.forced_passes;
   result.generation.sampled_tokens += g.sampled_tokens;
-  result.constraint_ms += strategy->constraint_ms();
-  result.constraint_steps += strategy->constraint_steps();
+  stats.constraint_ms += strategy->constraint_ms();
+  stats.constraint_steps += strategy->constraint_steps();
   count(name, g.passes, started);
   if (g.complete) return true;
   result.generation.hit_token_limit = g.hit_token_limit;
@@ -70,11 +69,11 @@ bool WeaveTurn::serial(const std::string& name, std::unique_ptr<Strategy> strate
 
 size_t WeaveTurn::keep_guess(const std::vector<llama_token>& tokens) {
   const std::vector<llama_token>& history = context.history();
-  const size_t from = history.size() - size_t(draft_left);
+  const size_t from = context.decided();
   size_t same = 0;
   while (same < tokens.size() && from + same < history.size() && history[from + same] == tokens[same]) ++same;
   context.truncate(from + same);
-  draft_left = 0;
+  context.mark_guess(history.size());
   return same;
 }
 

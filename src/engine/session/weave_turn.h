@@ -13,20 +13,18 @@
 
 namespace sw {
 
+// What a turn gives back; its phases, events, constraint time and verification went into the
+// call's stats as they happened.
 struct WeaveResult {
-  GenerationResult generation;
-  std::vector<PhaseStats> phases;
-  std::vector<CallEvent> events;
-  double constraint_ms = 0;
-  int constraint_steps = 0;
-  VerificationStats verification;
-  std::string failure;  // why the answer stopped early ("" if it did not)
+  GenerationResult generation;  // the answer's text, its decisions and the counts of its passes
+  std::vector<ToolCall> calls;  // the turn's calls, each as its final event announced it
+  std::string failure;          // why the answer stopped early ("" if it did not)
 };
 
 struct WeaveTurn {
   WeaveTurn(Context& conversation, const LoadedModel& loaded, const CompiledToolSet& tool_set,
             const CallOptions& call_options, const CostCurve* pass_costs, CallTracker& call_tracker,
-            Drafter* value_drafter);
+            Drafter* value_drafter, CallStats& call_stats);
 
   Context& context;
   const LoadedModel& model;
@@ -36,11 +34,11 @@ struct WeaveTurn {
   CallTracker& tracker;
   Drafter* const drafter;        // drafts in the values passes (WeaverOptions::drafts), or null
   const size_t prompt_size;      // the conversation's length before the answer
+  CallStats& stats;              // the call's: phases, events, constraint time, verification
 
   std::string text;              // the answer decided so far
   size_t call_start = 0;         // where the current call starts in `text`
   std::shared_ptr<const Skeleton> skeleton;  // of the current call (its branches point into it)
-  int draft_left = 0;            // the last tokens in the cache are a guess not yet checked
   int redecided = 0;             // picks of the branches that the answer does not keep
   bool guessed = false;          // the current call's start was guessed at the last write-back
   bool guess_failed = false;     // a guess of this turn was not taken

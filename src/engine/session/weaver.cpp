@@ -20,8 +20,8 @@ bool ends_with(const std::string& text, const std::string& end) {
 class Weaver {
  public:
   Weaver(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-         const CostCurve* curve, CallTracker& tracker, Drafter* drafter)
-      : turn_(context, model, tools, options, curve, tracker, drafter), values_(turn_) {}
+         const CostCurve* curve, CallTracker& tracker, Drafter* drafter, CallStats& stats)
+      : turn_(context, model, tools, options, curve, tracker, drafter, stats), values_(turn_) {}
 
   WeaveResult run() {
     for (int index = 0;; ++index) {
@@ -29,7 +29,7 @@ class Weaver {
       if (!tool || !weave_call(*tool, index)) break;
       if (!ends_with(turn_.text, turn_.tools.format().separator)) break;
     }
-    turn_.context.truncate(size_t(turn_.context.used() - turn_.draft_left));  // a guess the turn did not take
+    turn_.context.truncate(turn_.context.decided());  // a guess the turn did not take
     WeaveResult& result = turn_.result;
     result.generation.text = turn_.text;
     std::stable_sort(result.generation.decisions.begin(), result.generation.decisions.end(),
@@ -64,9 +64,10 @@ class Weaver {
   }
 
   void emit(CallEvent::Kind kind, int index, ToolCall call, double at_ms, bool replaces = false) {
+    if (kind == CallEvent::Kind::Final) turn_.result.calls.push_back(call);
     CallEvent event{kind, index, std::move(call), at_ms, replaces};
     if (turn_.options.on_call) turn_.options.on_call(event);
-    turn_.result.events.push_back(std::move(event));
+    turn_.stats.events.push_back(std::move(event));
   }
 
   double now_ms() const { return ms_between(turn_.tracker.origin(), Clock::now()); }
@@ -104,11 +105,11 @@ class Weaver {
         verdict = verify(turn_, branches, written, tool, last_call);
         if (!verdict->repaired && !later) {
           // A provisional call that stands was executable when it was emitted.
-          emit(CallEvent::Kind::Final, index, *call, provisional ? turn_.result.events.back().at_ms : now_ms());
+          emit(CallEvent::Kind::Final, index, *call, provisional ? turn_.stats.events.back().at_ms : now_ms());
           final_emitted = true;
         }
       } else if (options.verify) {
-        turn_.result.verification.unverified_calls += 1;
+        turn_.stats.verification.unverified_calls += 1;
       }
       turn_.tracker.feed(turn_.text.substr(untracked));
     }
@@ -130,7 +131,7 @@ class Weaver {
     const std::vector<double>& closed_ms = turn_.tracker.closed_ms();
     double at = index < int(closed_ms.size()) ? closed_ms[size_t(index)] : now_ms();
     bool replaces = provisional && !(*provisional == *closed);
-    emit(CallEvent::Kind::Final, index, *closed, replaces || !provisional ? at : turn_.result.events.back().at_ms,
+    emit(CallEvent::Kind::Final, index, *closed, replaces || !provisional ? at : turn_.stats.events.back().at_ms,
          replaces);
     return true;
   }
@@ -180,8 +181,9 @@ class Weaver {
 }  // namespace
 
 WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
-                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter) {
-  return Weaver(context, model, tools, options, curve, tracker, drafter).run();
+                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter,
+                  CallStats& stats) {
+  return Weaver(context, model, tools, options, curve, tracker, drafter, stats).run();
 }
 
 }  // namespace sw

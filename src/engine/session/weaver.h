@@ -25,8 +25,9 @@ namespace sw {
 // `curve` is needed for padding only (may be null otherwise). Times are taken from
 // tracker.origin(), which the tracker also uses for the closing of each call. With a
 // `drafter` (WeaverOptions::drafts), every values pass also checks drafts of the branches.
+// The turn's phases, events, constraint time and verification are recorded in `stats`.
 WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
-                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker,
-                  Drafter* drafter = nullptr);
+                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter,
+                  CallStats& stats);
 
 }  // namespace sw

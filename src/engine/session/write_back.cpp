@@ -128,7 +128,7 @@ WriteBack write_back(WeaveTurn& turn, const std::vector<Branch>& branches, const
   scored.resize(computed.size(), true);
   PassCounter passes;
   context.append(computed, passes, scored);
-  turn.draft_left = int(draft.size());
+  context.mark_guess(size_t(context.used()) - draft.size());
   turn.guessed = !draft.empty();
   turn.result.generation.forced_passes += passes.passes;
   turn.count("write-back", passes, started);

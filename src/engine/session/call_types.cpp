@@ -1,0 +1,94 @@
+// The call's public value types (engine.h): decoding modes by name, a mode's switches, the
+// stats as JSON.
+#include <algorithm>
+#include <cmath>
+
+#include "schemaweaver/engine.h"
+
+namespace sw {
+
+std::string to_string(DecodeMode mode) {
+  switch (mode) {
+    case DecodeMode::Free: return "free";
+    case DecodeMode::Constrained: return "constrained";
+    case DecodeMode::JumpForward: return "jump-forward";
+    case DecodeMode::Speculative: return "speculative";
+    case DecodeMode::SchemaWeaver: return "schemaweaver";
+  }
+  return "?";
+}
+
+DecodeMode parse_decode_mode(const std::string& name) {
+  for (DecodeMode mode : {DecodeMode::Free, DecodeMode::Constrained, DecodeMode::JumpForward, DecodeMode::Speculative,
+                          DecodeMode::SchemaWeaver}) {
+    if (to_string(mode) == name) return mode;
+  }
+  throw Error("unknown decoding mode '" + name + "' (known: free, constrained, jump-forward, speculative, schemaweaver)");
+}
+
+std::vector<std::string> apply_mode(const std::string& text, CallOptions& options, const std::vector<std::string>& own) {
+  static const std::vector<std::pair<std::string, bool WeaverOptions::*>> weaver_switches = {
+      {"no-parallel", &WeaverOptions::parallel_values}, {"no-padding", &WeaverOptions::padding},
+      {"no-provisional", &WeaverOptions::provisional}, {"drafts", &WeaverOptions::drafts},
+      {"whole-turn", &WeaverOptions::whole_turn}, {"unverified", &WeaverOptions::verify},
+      {"no-adopt", &WeaverOptions::adopt_first}};
+  size_t slash = text.find('/');
+  options.mode = parse_decode_mode(text.substr(0, slash));
+  std::vector<std::string> found;
+  while (slash != std::string::npos) {
+    size_t next = text.find('/', slash + 1);
+    std::string name = text.substr(slash + 1, next == std::string::npos ? std::string::npos : next - slash - 1);
+    slash = next;
+    if (std::find(own.begin(), own.end(), name) != own.end()) {
+      found.push_back(name);
+      continue;
+    }
+    if (name == "auto") {  // OpenAI's tool_choice auto: the model may answer in text
+      options.tool_choice = ToolChoice::Auto;
+      continue;
+    }
+    if (name == "list") {
+      options.calls_as_list = true;
+      continue;
+    }
+    auto weaver = std::find_if(weaver_switches.begin(), weaver_switches.end(),
+                               [&](const auto& s) { return s.first == name; });
+    if (weaver == weaver_switches.end()) {
+      std::string known = "auto, list";
+      for (const auto& s : weaver_switches) known += ", " + s.first;
+      for (const std::string& s : own) known += ", " + s;
+      throw Error("'" + text + "': unknown switch '" + name + "' (known: " + known + ")");
+    }
+    if (options.mode != DecodeMode::SchemaWeaver)
+      throw Error("'" + text + "': '" + name + "' is a switch of the schemaweaver mode");
+    // A "no-" switch or "unverified" turns its option off; the others turn theirs on.
+    options.weaver.*(weaver->second) = name.rfind("no-", 0) != 0 && name != "unverified";
+  }
+  return found;
+}
+
+Json CallStats::to_json() const {
+  // The closest decision of the answer: where greedy decoding could go another way on other
+  // kernels or other pass shapes.
+  Json closest = nullptr;
+  for (const Decision& d : decisions) {
+    if (std::isfinite(d.margin) && (closest.is_null() || d.margin < closest.get<double>())) closest = d.margin;
+  }
+  Json phase_list = Json::array();
+  for (const PhaseStats& p : phases)
+    phase_list.push_back({{"name", p.name}, {"passes", p.passes}, {"tokens", p.tokens}, {"ms", p.ms}});
+  return {{"prompt_tokens", prompt_tokens}, {"prompt_reused_tokens", prompt_reused_tokens},
+          {"prompt_restored_tokens", prompt_restored_tokens}, {"prompt_cache_stored_tokens", prompt_cache_stored_tokens},
+          {"prompt_passes", prompt_passes}, {"prompt_ms", prompt_ms}, {"executable_ms", executable_ms},
+          {"call_ms", call_ms}, {"call_passes", call_passes}, {"call_prefill_passes", call_prefill_passes},
+          {"call_tokens", call_tokens}, {"sampled_tokens", sampled_tokens},
+          {"constraint_ms", constraint_ms}, {"constraint_steps", constraint_steps}, {"compile_ms", compile_ms},
+          {"draft_tokens", draft_tokens}, {"accepted_draft_tokens", accepted_draft_tokens},
+          {"peak_rss_kb", peak_rss_kb}, {"phases", phase_list}, {"smallest_margin", closest},
+          {"verification",
+           {{"checked_tokens", verification.checked_tokens}, {"repaired_calls", verification.repaired_calls},
+            {"discarded_tokens", verification.discarded_tokens},
+            {"unverified_calls", verification.unverified_calls}}}};
+}
+
+}  // namespace sw
