@@ -1,6 +1,10 @@
 """What the benchmark scripts share: paths, running and logging commands, statistics, Markdown
-tables and SVG charts (standard library only)."""
+tables and SVG charts, results kept lean (standard library only).
+
+    python3 bench/benchlib.py compact DIR    # per-case rows under DIR gzipped, logs removed
+"""
 import datetime
+import gzip
 import json
 import math
 import os
@@ -52,9 +56,33 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
 
 
+def results_file(path):
+    """A results file as written (PATH) or as kept (PATH.gz, see compact); None if neither is."""
+    path = Path(path)
+    for candidate in (path, path.with_name(path.name + ".gz")):
+        if candidate.exists():
+            return candidate
+    return None
+
+
 def read_lines(path):
-    with open(path) as f:
+    """The JSON lines of a results file, plain or gzipped; [] where there is none."""
+    found = results_file(path)
+    if found is None:
+        return []
+    with (gzip.open(found, "rt") if found.suffix == ".gz" else open(found)) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def compact(directory):
+    """Keeps a finished run lean: its per-case rows (*.jsonl) gzipped, its logs (*.log) removed;
+    reports, summaries and figures stay. The report scripts read the rows either way."""
+    for path in sorted(Path(directory).rglob("*.jsonl")):
+        with open(path, "rb") as plain, open(path.with_name(path.name + ".gz"), "wb") as packed:
+            packed.write(gzip.compress(plain.read(), mtime=0))
+        path.unlink()
+    for path in sorted(Path(directory).rglob("*.log")):
+        path.unlink()
 
 
 def fmt(value, digits=1):
@@ -167,3 +195,9 @@ def svg_points(title, series, xlabel, ylabel, path, connect=None, ticks=None):
 def svg_lines(title, xs, series, xlabel, ylabel, path):
     """Lines through (xs[i], series[name][i])."""
     svg_points(title, {name: list(zip(xs, vs)) for name, vs in series.items()}, xlabel, ylabel, path, ticks=xs)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "compact":
+        sys.exit("usage: python3 bench/benchlib.py compact DIR")
+    compact(sys.argv[2])

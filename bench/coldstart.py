@@ -230,7 +230,7 @@ def warm_up(files, arms, request):
 
 def measure_cold(cfg, model, files, out, request):
     path = out / f"cold-{model.stem}.jsonl"
-    done = {(r["rate"], r["packing"], r["load"], r["repeat"]) for r in read_lines(path)} if path.exists() else set()
+    done = {(r["rate"], r["packing"], r["load"], r["repeat"]) for r in read_lines(path)}
     storage = Storage(model)
     rates = cfg.storage_rates if storage.available() else [None]
     arms = cold_arms(files)
@@ -283,10 +283,9 @@ def stage(cfg, model, out, request):
 def report(cfg, models, out):
     sections = []
     for m in models:
-        path = out / f"cold-{m.stem}.jsonl"
-        if not path.exists():
+        rows = read_lines(out / f"cold-{m.stem}.jsonl")
+        if not rows:
             continue
-        rows = read_lines(path)
         labels = sorted({r["packing"] for r in rows}, key=lambda p: (p != "source", p))
         accuracy = []
         for pack_path in [None] + sorted(out.glob(f"pack-{m.stem}-*.json")):

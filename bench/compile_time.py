@@ -8,11 +8,13 @@ The BFCL harness gives every call plain ToolSpecs, so each call compiles its too
 that request. Printed per file and mode: the geometric mean and the maximum of compile_ms, and
 its share of the request's engine time (prompt prefill and answer). Standard library only.
 """
-import json
 import math
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import read_lines  # noqa: E402
 
 
 def geomean(values):
@@ -24,8 +26,7 @@ def main(paths):
     print("|---|---|---|---|---|---|---|")
     for path in paths:
         by_mode = defaultdict(list)
-        for text in Path(path).read_text().splitlines():
-            line = json.loads(text)
+        for line in read_lines(path):
             stats = line.get("stats")
             if stats and "compile_ms" in stats:
                 by_mode[line["mode"]].append((stats["compile_ms"], stats["prompt_ms"] + stats["call_ms"]))

@@ -37,7 +37,7 @@ import jsonschema
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import CACHE, CATEGORIES, CLI, geomean, log, machine, svg_stacked, table  # noqa: E402
+from benchlib import CACHE, CATEGORIES, CLI, geomean, log, machine, read_lines, svg_stacked, table  # noqa: E402
 from serve_harness import free_port  # noqa: E402
 
 LLAMA_SERVER = Path(os.environ.get("LLAMA_SERVER", "")) if os.environ.get("LLAMA_SERVER") else None
@@ -218,17 +218,13 @@ def split_times(server_name, result):
 
 # ------------------------------------------------------------------ part: bfcl
 
-def read_jsonl(path):
-    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()] if Path(path).exists() else []
-
-
 def sampled_requests(args, out):
     """The sample's cases as OpenAI requests (`schemaweaver bfcl-cases`), written once."""
     requests = out / "requests.jsonl"
     if not requests.exists():
         subprocess.run([str(CLI), "bfcl-cases", "--data", str(CACHE / "data" / "bfcl"), "--categories", CATEGORIES,
                         "--sample", str(args.sample), "--seed", "1", "--requests", str(requests)], check=True)
-    return read_jsonl(requests)
+    return read_lines(requests)
 
 
 def part_bfcl(args, model, out):
@@ -236,7 +232,7 @@ def part_bfcl(args, model, out):
     a slower stretch of the machine falls on both."""
     cases = sampled_requests(args, out)
     lines_path = out / "bfcl.jsonl"
-    done = {l["id"] for l in read_jsonl(lines_path) if l["server"] == "schemaweaver" and l["phase"] == "warm"}
+    done = {l["id"] for l in read_lines(lines_path) if l["server"] == "schemaweaver" and l["phase"] == "warm"}
     todo = [c for c in cases if c["id"] not in done]
     if todo:
         with tempfile.TemporaryDirectory() as prompt_cache:
@@ -254,7 +250,7 @@ def part_bfcl(args, model, out):
             finally:
                 for server in servers:
                     server.stop()
-    return grade(cases, read_jsonl(lines_path), out)
+    return grade(cases, read_lines(lines_path), out)
 
 
 def run_case(server, case, position, args):

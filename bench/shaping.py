@@ -465,8 +465,7 @@ def main():
     layers, ffn, embedding = info["source_layers"], info["source_ffn"], info["embedding"]
     study = Study(model, out, layers, ffn, embedding, widths_of(ffn, 8), model_widths_of(embedding),
                   256 if cfg.quick else 1024)
-    if study.path.exists():
-        study.records = {r["key"]: r for r in read_lines(study.path)}
+    study.records = {r["key"]: r for r in read_lines(study.path)}
     rng = random.Random(cfg.seed)
     samples, generations, population = (8, 4, 16) if cfg.quick else (24, 40, 48)
 

@@ -4,15 +4,16 @@ mode and the same mode with /auto interleaved (every case of the sample expects 
 
     python3 bench/tool_choice_auto.py RESULTS.jsonl...
 """
-import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import read_lines  # noqa: E402
 
 
 def rows(path):
     by_mode = {}
-    for line in Path(path).read_text().splitlines():
-        case = json.loads(line)
+    for case in read_lines(path):
         by_mode.setdefault(case["mode"], []).append(case)
     for mode, cases in by_mode.items():
         opening = [p for c in cases for p in c["stats"]["phases"] if p["name"] == "opening"]

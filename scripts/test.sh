@@ -49,6 +49,9 @@ sanitized_ctest() {
     ctest --test-dir build-asan --output-on-failure -E "$MODEL_ARITHMETIC"
 }
 
+# The machine, so that a stage's time can be read against it (kernels differ by CPU).
+MACHINE="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores, $(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo 'AVX2, no AVX-512')"
+echo "=== machine: $MACHINE"
 stage "set-up (native kernels)" bash scripts/setup.sh --no-demo --models all
 stage "release tests" ctest --test-dir build --output-on-failure
 # Packing and quality measure weights and distributions, not greedy decisions: they run once; but
@@ -75,5 +78,5 @@ stage "sanitizer tests" sanitized_ctest
 stage "fuzz targets (20 s each, one per core)" bash scripts/fuzz.sh --seconds 20 --seed 1
 
 echo "=== summary"
-printf '%s\n' "${SUMMARY[@]}" "total: $SECONDS s"
+printf '%s\n' "${SUMMARY[@]}" "total: $SECONDS s on $MACHINE"
 exit $FAILED

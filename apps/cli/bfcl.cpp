@@ -1,6 +1,5 @@
 // `bfcl`: run decoding modes over a BFCL sample, interleaved case by case, and summarise.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "bfcl/bfcl.h"
 #include "common.h"
+#include "progress_line.h"
 
 namespace cli {
 namespace {
@@ -267,7 +267,7 @@ struct BfclCommand {
     for (int w = 0; w < warmup && !to_run.empty(); ++w) {
       for (const ModeSpec& mode : decode_modes) run_case(session, cases[to_run.front()], mode, draft);
     }
-    auto started = std::chrono::steady_clock::now();
+    ProgressLine progress("cases");
     size_t ran = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
       bool fresh = false;
@@ -285,17 +285,10 @@ struct BfclCommand {
                      line["valid"].get<bool>() ? "ok" : "wrong");
         fresh = true;
       }
-      if (fresh) report_progress(++ran, to_run.size(), started);
+      if (fresh) progress({"run", ++ran, to_run.size()});
     }
     print_table(summaries, loaded->info(), cases.size());
     if (!summary_path.empty()) write_summary(summaries, loaded->info(), cases.size());
-  }
-
-  static void report_progress(size_t ran, size_t total, std::chrono::steady_clock::time_point started) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    double left = elapsed / double(ran) * double(total - ran);
-    std::fprintf(stderr, "  %zu of %zu cases run, %.1f min elapsed, about %.1f min left\n", ran, total,
-                 elapsed / 60, left / 60);
   }
 
   void print_table(const std::vector<ModeSummary>& summaries, const sw::ModelInfo& info, size_t n) const {

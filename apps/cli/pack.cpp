@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common.h"
+#include "progress_line.h"
 #include "schemaweaver/pack.h"
 
 namespace cli {
@@ -107,6 +108,8 @@ void add_pack_command(CLI::App& app) {
   cmd->callback([o] {
     o->pack.budget_bytes = uint64_t(o->budget_mib * double(1 << 20));
     if (!o->pass_mix.empty()) o->pack.pass_mix = parse_mix(o->pass_mix);
+    ProgressLine progress;
+    o->pack.progress = progress.callback();
     sw::PackResult r = sw::pack_model(o->pack);
     print_allocation(r);
     if (!o->json.empty()) write_json_file(o->json, r.to_json());

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common.h"
+#include "progress_line.h"
 
 namespace cli {
 
@@ -28,6 +29,8 @@ void add_quality_command(CLI::App& app) {
   cmd->add_option("-t,--threads", o->quality.threads, "threads (0: all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o->json, "write the result as JSON to this file");
   cmd->callback([o] {
+    ProgressLine progress("windows");
+    o->quality.progress = progress.callback();
     sw::QualityReport r = sw::compare_to_reference(o->quality);
     std::printf(
         "%d positions: perplexity %.4f (reference %.4f, %+.2f %%), KL divergence %.5f nats, top-1 agreement "

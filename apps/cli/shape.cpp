@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common.h"
+#include "progress_line.h"
 
 namespace cli {
 
@@ -37,6 +38,8 @@ void add_shape_command(CLI::App& app) {
     if (!o->skip_attention.empty()) spec += " skip-attention=" + o->skip_attention;
     if (!o->width.empty()) spec += " width=" + o->width;
     o->shape.shape = sw::parse_shape(spec);
+    ProgressLine progress;
+    o->shape.progress = progress.callback();
     sw::ShapeResult r = sw::shape_model(o->shape);
     std::printf("%s: %.1f M parameters, %.1f MiB of tensors\n", r.describe().c_str(),
                 double(r.parameters) / 1e6, double(r.bytes) / (1 << 20));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "schemaweaver/error.h"
+#include "schemaweaver/progress.h"
 
 namespace sw {
 
@@ -47,6 +48,8 @@ struct PackOptions {
   // 0: not measured, every matrix's relative error then counts the same).
   int sensitivity_tokens = 128;
   int threads = 0;                // 0: all cores
+  // Its stages as they go: timing weight types, calibration, choices, sensitivity, writing.
+  ProgressCallback progress;
 };
 
 struct PackedTensor {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "schemaweaver/error.h"
+#include "schemaweaver/progress.h"
 
 namespace sw {
 
@@ -22,6 +23,7 @@ struct QualityOptions {
   int max_tokens = 4096;       // tokens of the text read (its start)
   int window = 512;            // tokens per window
   int threads = 0;             // 0: all cores
+  ProgressCallback progress;   // each window as it is scored ("scoring")
 };
 
 struct QualityReport {

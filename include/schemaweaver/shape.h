@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "schemaweaver/error.h"
+#include "schemaweaver/progress.h"
 
 namespace sw {
 
@@ -46,6 +47,7 @@ struct ShapeOptions {
   ShapeSpec shape;
   int calibration_tokens = 2048;
   int threads = 0;  // 0: all cores
+  ProgressCallback progress;  // its stages as they go: calibration, writing
 };
 
 struct ShapeResult {

@@ -58,13 +58,18 @@ struct Gatherer {
 
 }  // namespace
 
-Calibration measure_importance(const LoadedModel& model, const std::string& text, int max_tokens, int window) {
+Calibration measure_importance(const LoadedModel& model, const std::string& text, int max_tokens,
+                               const ProgressCallback& progress, int window) {
   std::vector<llama_token> tokens = model.tokenize(text, false);
   if (tokens.empty()) throw Error("the calibration text holds no tokens");
   if (int(tokens.size()) > max_tokens) tokens.resize(size_t(max_tokens));
   Gatherer gatherer;
   WindowReader reader(model, window, &Gatherer::callback, &gatherer);
-  for (const std::vector<llama_token>& part : WindowReader::split(tokens, window)) reader.read(part, false);
+  const std::vector<std::vector<llama_token>> parts = WindowReader::split(tokens, window);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    reader.read(parts[i], false);
+    report(progress, "calibration", i + 1, parts.size());
+  }
   Calibration calibration{{}, int(tokens.size())};
   for (const auto& [name, s] : gatherer.sums) {
     ChannelImportance& c = calibration.importance[name];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/model/model.h"
+#include "schemaweaver/progress.h"
 
 namespace sw {
 
@@ -29,8 +30,9 @@ struct Calibration {
 
 // Runs the model over `text` (its first `max_tokens` tokens, in windows of `window` tokens,
 // each read from an empty cache) and gathers the statistic for every weight matrix that
-// multiplies activations. Throws Error if the text holds no tokens.
+// multiplies activations; each window read is reported to `progress` ("calibration"). Throws
+// Error if the text holds no tokens.
 Calibration measure_importance(const LoadedModel& model, const std::string& text, int max_tokens,
-                               int window = 512);
+                               const ProgressCallback& progress = {}, int window = 512);
 
 }  // namespace sw

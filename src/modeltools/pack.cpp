@@ -22,6 +22,7 @@
 #include "modeltools/text_reader.h"
 #include "modeltools/type_costs.h"
 #include "schemaweaver/engine.h"
+#include "util/files.h"
 #include "util/measurement_cache.h"
 
 namespace sw {
@@ -226,10 +227,11 @@ struct CostModel {
 // relative output error it adds, estimated on sampled rows; kept on their lower hull.
 void estimate_choices(const std::string& path, const Calibration& calibration,
                       const std::function<std::vector<ggml_type>(const Matrix&)>& types_of, const CostModel& cost,
-                      std::vector<Matrix>& matrices) {
+                      std::vector<Matrix>& matrices, const ProgressCallback& progress) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error("cannot open model file '" + path + "'");
   for (Matrix& m : matrices) {
+    report(progress, "choices", size_t(&m - matrices.data()), matrices.size());
     const int64_t count = std::min(m.rows, kSampleRows);
     std::vector<float> rows = sample_rows(file, m, count);
     const float* weight = importance_of(calibration, m);
@@ -241,6 +243,7 @@ void estimate_choices(const std::string& path, const Calibration& calibration,
     m.choices = lower_hull(std::move(choices));
     m.chosen = 0;
   }
+  report(progress, "choices", matrices.size(), matrices.size());
 }
 
 // Matrices of the same relative error do not hurt the output alike (an error in a matrix that
@@ -253,7 +256,8 @@ void estimate_choices(const std::string& path, const Calibration& calibration,
 std::map<std::string, double> measure_sensitivity(const LoadedModel& model, const std::string& path,
                                                   const Calibration& calibration,
                                                   const std::vector<llama_token>& tokens,
-                                                  const std::vector<Matrix>& matrices) {
+                                                  const std::vector<Matrix>& matrices,
+                                                  const ProgressCallback& progress) {
   OutputProbe probe(model, tokens);
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error("cannot open model file '" + path + "'");
@@ -268,23 +272,25 @@ std::map<std::string, double> measure_sensitivity(const LoadedModel& model, cons
         relative_error(weights, decode(m.source, changed.data(), weights.size(), m.name), m.row, importance);
     std::optional<double> divergence = probe.divergence_with(m.name, changed, original);
     if (divergence && error > 0) scales[m.name] = *divergence / error;
+    report(progress, "sensitivity", size_t(&m - matrices.data()) + 1, matrices.size());
   }
   return scales;
 }
 
 void weigh_by_output(const LoadedModel& model, const std::string& path, const Calibration& calibration,
-                     const std::string& text, int tokens_wanted, std::vector<Matrix>& matrices) {
+                     const std::string& text, int tokens_wanted, std::vector<Matrix>& matrices,
+                     const ProgressCallback& progress) {
   std::vector<llama_token> tokens = model.tokenize(text, false);
   tokens.resize(std::min(tokens.size(), size_t(tokens_wanted)));
   // The scales depend on the model file, the calibration text and how much of it was read:
   // measured once (a pass per matrix) and kept like the pass costs.
   const std::string cache =
-      measurement_path("sensitivity", path, std::to_string(std::hash<std::string>{}(text)) + "|" +
+      measurement_path("sensitivity", path, stable_hash_hex(text) + "|" +
                                                 std::to_string(calibration.tokens) + "|" + std::to_string(tokens.size()));
   std::map<std::string, double> scales =
       read_measurement<std::map<std::string, double>>(cache).value_or(std::map<std::string, double>{});
   if (scales.empty()) {
-    scales = measure_sensitivity(model, path, calibration, tokens, matrices);
+    scales = measure_sensitivity(model, path, calibration, tokens, matrices, progress);
     write_measurement(cache, Json(scales));
   }
   double largest = 0;
@@ -352,13 +358,10 @@ void write_packed(const PackOptions& options, const std::vector<Matrix>& matrice
   qp.quantize_output_tensor = true;
   qp.imatrix = imatrix.data();
   qp.tt_overrides = overrides.data();
-  const std::string partial = options.output_path + ".partial";
-  uint32_t rc = llama_model_quantize(options.model_path.c_str(), partial.c_str(), &qp);
-  if (rc != 0) {
-    std::filesystem::remove(partial);
-    throw Error("llama.cpp could not write the packed model: " + llama_last_errors());
-  }
-  std::filesystem::rename(partial, options.output_path);
+  write_atomically(options.output_path, "the packed model", [&](const std::string& partial) {
+    if (llama_model_quantize(options.model_path.c_str(), partial.c_str(), &qp) != 0)
+      throw Error("llama.cpp could not write the packed model: " + llama_last_errors());
+  });
 }
 
 // The pass mix, checked: sizes 1..64, shares positive; normalised to sum 1.
@@ -389,7 +392,7 @@ TypeCostTable time_types(const PackOptions& options, const std::vector<Matrix>& 
   std::vector<int> tokens;
   for (const auto& entry : mix) tokens.push_back(entry.first);
   return cached_type_costs(options.model_path, {types.begin(), types.end()}, {shapes.begin(), shapes.end()}, tokens,
-                           options.threads);
+                           options.threads, options.progress);
 }
 
 std::string format_ms(double ms) {
@@ -472,17 +475,20 @@ PackResult pack_model(const PackOptions& options) {
   params.mmap = !weigh;  // the sensitivity probe writes weights: they must not be a read-only mapping
   auto model = Model::load(params);
   const LoadedModel& impl = loaded(*model);
-  Calibration calibration = measure_importance(impl, text, options.calibration_tokens);
-  estimate_choices(options.model_path, calibration, types_of, cost, index.matrices);
+  Calibration calibration = measure_importance(impl, text, options.calibration_tokens, options.progress);
+  estimate_choices(options.model_path, calibration, types_of, cost, index.matrices, options.progress);
   if (weigh)
-    weigh_by_output(impl, options.model_path, calibration, text, options.sensitivity_tokens, index.matrices);
+    weigh_by_output(impl, options.model_path, calibration, text, options.sensitivity_tokens, index.matrices,
+                    options.progress);
   if (!uniform) {
     std::vector<std::vector<TypeChoice>> hulls;
     for (const Matrix& m : index.matrices) hulls.push_back(m.choices);
     const std::vector<size_t> chosen = allocate(hulls, budget);
     for (size_t i = 0; i < chosen.size(); ++i) index.matrices[i].chosen = chosen[i];
   }
+  report(options.progress, "writing", 0, 1);
   write_packed(options, index.matrices, calibration, impl.threads);
+  report(options.progress, "writing", 1, 1);
 
   PackResult result;
   result.source_bytes = index.source_bytes;

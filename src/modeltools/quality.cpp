@@ -61,7 +61,9 @@ QualityReport compare_to_reference(const QualityOptions& options) {
   if (int(tokens.size()) > options.max_tokens) tokens.resize(size_t(std::max(options.max_tokens, 1)));
   WindowReader model_reader(m, options.window), reference_reader(r, options.window);
   Totals totals;
-  for (const std::vector<llama_token>& part : WindowReader::split(tokens, options.window)) {
+  const std::vector<std::vector<llama_token>> parts = WindowReader::split(tokens, options.window);
+  for (const std::vector<llama_token>& part : parts) {
+    report(options.progress, "scoring", size_t(&part - parts.data()), parts.size());
     model_reader.read(part, true);
     reference_reader.read(part, true);
     for (size_t i = 0; i < part.size(); ++i) {
@@ -70,6 +72,7 @@ QualityReport compare_to_reference(const QualityOptions& options) {
       if (a && b) totals.score(a, b, size_t(m.vocab_size()), part[i]);
     }
   }
+  report(options.progress, "scoring", parts.size(), parts.size());
   if (totals.positions == 0) throw Error("the text '" + options.text_path + "' is too short to score");
   QualityReport report;
   report.tokens = totals.positions;

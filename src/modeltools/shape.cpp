@@ -17,6 +17,7 @@
 #include "modeltools/gguf_metadata.h"
 #include "modeltools/importance.h"
 #include "modeltools/text_reader.h"
+#include "util/files.h"
 
 namespace sw {
 namespace {
@@ -551,7 +552,7 @@ ShapeResult shape_model(const ShapeOptions& options) {
     params.threads = options.threads;
     auto model = Model::load(params);
     importance = measure_importance(loaded(*model), read_text(options.calibration_path, "calibration text"),
-                                    options.calibration_tokens)
+                                    options.calibration_tokens, options.progress)
                      .importance;
   }
   for (size_t k = 0; k < plan.layers.size(); ++k) {
@@ -579,7 +580,6 @@ ShapeResult shape_model(const ShapeOptions& options) {
   ggml_init_params params{room + size_t(gguf_get_n_tensors(source.gguf)) * ggml_tensor_overhead(), nullptr, false};
   ggml_context* ctx = ggml_init(params);
   gguf_context* out = shaped_metadata(source, plan, result.describe());
-  const std::string partial = options.output_path + ".partial";
   try {
     for (int64_t id = 0; id < gguf_get_n_tensors(source.gguf); ++id) {
       const std::string name = gguf_get_tensor_name(source.gguf, id);
@@ -590,17 +590,18 @@ ShapeResult shape_model(const ShapeOptions& options) {
       result.parameters += uint64_t(ggml_nelements(shaped));
       result.bytes += ggml_nbytes(shaped);
     }
-    if (!gguf_write_to_file(out, partial.c_str(), false))
-      throw Error("cannot write '" + options.output_path + "'");
+    report(options.progress, "writing", 0, 1);
+    write_atomically(options.output_path, "the shaped model", [&](const std::string& partial) {
+      if (!gguf_write_to_file(out, partial.c_str(), false)) throw Error("cannot write '" + options.output_path + "'");
+    });
   } catch (...) {
     gguf_free(out);
     ggml_free(ctx);
-    std::filesystem::remove(partial);
     throw;
   }
   gguf_free(out);
   ggml_free(ctx);
-  std::filesystem::rename(partial, options.output_path);
+  report(options.progress, "writing", 1, 1);
   return result;
 }
 

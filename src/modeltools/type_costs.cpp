@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -191,21 +190,27 @@ void from_json(const Json& json, TypeCostTable& table) {
 }
 
 TypeCostTable measure_type_costs(const std::vector<ggml_type>& types, const std::vector<MatrixShape>& shapes,
-                                 const std::vector<int>& tokens, int threads, int rounds) {
+                                 const std::vector<int>& tokens, int threads, int rounds,
+                                 const ProgressCallback& progress) {
   if (tokens.empty() || rounds < 1) throw Error("timing the types needs pass sizes and at least one round");
   CpuBackend cpu(resolved_threads(threads));
   TypeCostTable table;
   table.tokens = tokens;
-  for (const MatrixShape& shape : shapes)
-    for (ggml_type type : types)
+  size_t done = 0;
+  const size_t total = shapes.size() * types.size();
+  for (const MatrixShape& shape : shapes) {
+    for (ggml_type type : types) {
       if (shape.row % ggml_blck_size(type) == 0)
         table.ms[TypeCostTable::key(type, shape)] = time_type(cpu, type, shape, tokens, rounds);
+      report(progress, "timing weight types", ++done, total);
+    }
+  }
   return table;
 }
 
 TypeCostTable cached_type_costs(const std::string& model_path, const std::vector<ggml_type>& types,
                                 const std::vector<MatrixShape>& shapes, const std::vector<int>& tokens,
-                                int threads) {
+                                int threads, const ProgressCallback& progress) {
   threads = resolved_threads(threads);
   std::string key = cpu_model() + "|" + std::to_string(threads);
   for (ggml_type type : types) key += std::string("|") + ggml_type_name(type);
@@ -214,9 +219,7 @@ TypeCostTable cached_type_costs(const std::string& model_path, const std::vector
   const std::string path =
       measurement_path("type-costs", model_path, key, "-t" + std::to_string(threads) + build_flavor());
   if (auto saved = read_measurement<TypeCostTable>(path); saved && saved->tokens == tokens) return *saved;
-  std::fprintf(stderr, "timing %zu weight types on %zu matrix shapes on this CPU (once; kept in %s)\n", types.size(),
-               shapes.size(), path.c_str());
-  TypeCostTable table = measure_type_costs(types, shapes, tokens, threads);
+  TypeCostTable table = measure_type_costs(types, shapes, tokens, threads, 5, progress);
   write_measurement(path, table.to_json());
   return table;
 }

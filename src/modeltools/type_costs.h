@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "schemaweaver/error.h"
+#include "schemaweaver/progress.h"
 
 namespace sw {
 
@@ -43,13 +44,15 @@ void from_json(const Json& json, TypeCostTable& table);  // what to_json wrote
 
 // Times every type of `types` that fits each shape (rows whole blocks of the type) at every pass
 // size in `tokens`, on `threads` threads (0: all cores); medians of `rounds` after a warm-up.
+// Each timed type is reported to `progress` ("timing weight types").
 TypeCostTable measure_type_costs(const std::vector<ggml_type>& types, const std::vector<MatrixShape>& shapes,
-                                 const std::vector<int>& tokens, int threads, int rounds = 5);
+                                 const std::vector<int>& tokens, int threads, int rounds = 5,
+                                 const ProgressCallback& progress = {});
 
 // The same, kept in the measurement cache of `model_path` (keyed by CPU, build, threads, types,
 // shapes and pass sizes): measured once per machine.
 TypeCostTable cached_type_costs(const std::string& model_path, const std::vector<ggml_type>& types,
                                 const std::vector<MatrixShape>& shapes, const std::vector<int>& tokens,
-                                int threads);
+                                int threads, const ProgressCallback& progress = {});
 
 }  // namespace sw

@@ -1,14 +1,11 @@
 #include "util/measurement_cache.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <thread>
+
+#include "util/files.h"
 
 namespace sw {
 
@@ -53,9 +50,8 @@ std::string measurement_path(const std::string& kind, const std::string& model_p
   std::error_code ec;
   const std::string identity =
       fs::path(model_path).filename().string() + "|" + std::to_string(fs::file_size(model_path, ec)) + "|" + key;
-  char hash[17];
-  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(identity));
-  return (root / kind / (fs::path(model_path).stem().string() + label + "-" + hash + ".json")).string();
+  return (root / kind / (fs::path(model_path).stem().string() + label + "-" + stable_hash_hex(identity) + ".json"))
+      .string();
 }
 
 std::optional<Json> read_measurement_json(const std::string& path) {
@@ -71,10 +67,13 @@ std::optional<Json> read_measurement_json(const std::string& path) {
 void write_measurement(const std::string& path, const Json& value) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  const std::string partial = path + ".partial-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  if (std::ofstream(partial) << value.dump(1) << "\n") fs::rename(partial, path, ec);
-  fs::remove(partial, ec);
+  try {
+    write_atomically(path, "the measurement", [&](const std::string& partial) {
+      if (!(std::ofstream(partial) << value.dump(1) << "\n")) throw Error("cannot write '" + partial + "'");
+    });
+  } catch (const Error&) {
+    // A cache only saves time: without it the measurement is made again next time.
+  }
 }
 
 }  // namespace sw

@@ -27,7 +27,7 @@ TEST(Pack, ImportanceCoversEveryMatrixOfEveryLayer) {
   auto model = sw::Model::load({SW_TEST_MODEL});
   const std::string text = "The licenses for most software are designed to take away your freedom to share "
                            "and change it. By contrast, the GNU General Public License is intended to guarantee.";
-  sw::Calibration c = sw::measure_importance(loaded(*model), text, 64, 16);
+  sw::Calibration c = sw::measure_importance(loaded(*model), text, 64, {}, 16);
   EXPECT_GT(c.tokens, 16);  // more than one window
   const int layers = int(llama_model_n_layer(loaded(*model).model));
   const int width = int(llama_model_n_embd(loaded(*model).model));

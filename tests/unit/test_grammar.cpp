@@ -175,17 +175,17 @@ TEST(WeaverGrammars, TailDecidesOptionalArgumentsAndTheEndOfTheCall) {
   sw::CallFormat format = sw::CallFormat::by_name("smollm2");
   const sw::ToolSpec weather = weather_tools()[0];
   std::vector<sw::Property> optional{*weather.find_argument("unit")};
-  auto tail = sw::build_tail_grammar("\"", format, optional, true, false);
+  auto tail = sw::build_tail_grammar("\"", format, optional, sw::Members::Written, sw::NextCall::Allowed);
   EXPECT_TRUE(matches(tail, R"("}}]</tool_call>)"));
   EXPECT_TRUE(matches(tail, R"(", "unit": "c"}}]</tool_call>)"));
   EXPECT_TRUE(matches(tail, R"("}}, )"));  // another call follows
-  auto last = sw::build_tail_grammar("\"", format, optional, true, true);
+  auto last = sw::build_tail_grammar("\"", format, optional, sw::Members::Written, sw::NextCall::Forbidden);
   EXPECT_TRUE(matches(last, R"("}}]</tool_call>)"));
   EXPECT_FALSE(matches(last, R"("}}, )"));  // the last call allowed
   EXPECT_FALSE(matches(tail, R"(", "unit": "c", "unit": "f"}}]</tool_call>)"));
   EXPECT_FALSE(matches(tail, R"(}}]</tool_call>)"));  // the pending text comes first
   // No member written yet: the whole arguments object, which may be empty.
-  auto whole = sw::build_tail_grammar(", \"arguments\": ", format, optional, false, false);
+  auto whole = sw::build_tail_grammar(", \"arguments\": ", format, optional, sw::Members::NoneYet, sw::NextCall::Allowed);
   EXPECT_TRUE(matches(whole, R"(, "arguments": {}}]</tool_call>)"));
   EXPECT_TRUE(matches(whole, R"(, "arguments": {"unit": "f"}}]</tool_call>)"));
 }

@@ -1,6 +1,6 @@
 #include "engine/session/prompt.h"
 
-#include "engine/chat/render.h"
+#include "engine/session/render_chat.h"
 
 namespace sw {
 namespace {

@@ -2,22 +2,18 @@
 // judged; the prompt cache and the prompt state around it.
 #include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <chrono>
 #include <fstream>
-#include <functional>
 #include <optional>
 
+#include "engine/decode/decoder.h"
+#include "engine/decode/drafter.h"
+#include "engine/measure/cost_curve.h"
 #include "engine/model/context.h"
 #include "engine/model/model.h"
-#include "engine/session/cost_curve.h"
-#include "engine/session/decoder.h"
-#include "engine/session/drafter.h"
-#include "engine/session/opening.h"
-#include "engine/session/prompt_cache.h"
+#include "engine/persist/prompt_cache.h"
+#include "engine/persist/prompt_state.h"
+#include "engine/session/answer.h"
 #include "engine/session/prompt.h"
-#include "engine/session/prompt_state.h"
-#include "engine/session/weaver.h"
 #include "engine/toolset/tool_set.h"
 #include "schemaweaver/engine.h"
 
@@ -31,17 +27,6 @@ long peak_rss_kb() {
     if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
   }
   return 0;
-}
-
-// When the last call of the turn could be executed: the latest time at which some call became
-// executable, by its final or kept provisional event, or else by its closing in the text.
-double executable_ms(const CallTracker& tracker, const std::vector<CallEvent>& events, double fallback) {
-  std::vector<double> ready = tracker.closed_ms();
-  for (const CallEvent& e : events) {
-    if (e.index >= int(ready.size())) ready.resize(size_t(e.index) + 1, fallback);
-    ready[size_t(e.index)] = std::min(ready[size_t(e.index)], e.at_ms);
-  }
-  return ready.empty() ? fallback : *std::max_element(ready.begin(), ready.end());
 }
 
 // What the model reasoned in its thinking block `written`: the text between the block's opener
@@ -178,47 +163,6 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
   return p;
 }
 
-// The final call events of the serial modes (SchemaWeaver emits its own): under a grammar a
-// call fits its schema once its JSON object closes, so it is announced then; free output only
-// when the whole answer has parsed and passed the schema check.
-class SerialCallEvents {
- public:
-  SerialCallEvents(const CallOptions& options, std::vector<CallEvent>& events) : options_(options), events_(events) {}
-
-  // A JSON object closed in the text: a call where the format writes calls as JSON objects.
-  void closed(const std::string& object, const CallFormat& format, double at_ms) {
-    if (!format.json_call) return;
-    const Json value = Json::parse(object, nullptr, false);
-    const std::string& name = format.name_field;
-    const std::string& arguments = format.args_field;
-    if (!value.is_object() || !value.contains(name) || !value[name].is_string() || !value.contains(arguments) ||
-        !value[arguments].is_object())
-      return;
-    announce({value[name].get<std::string>(), value[arguments]}, at_ms);
-  }
-  // The calls of a valid answer that no event announced yet.
-  void rest(const std::vector<ToolCall>& calls, double at_ms) {
-    for (size_t i = finals(); i < calls.size(); ++i) announce(calls[i], at_ms);
-  }
-
- private:
-  size_t finals() const {
-    return size_t(std::count_if(events_.begin(), events_.end(),
-                                [](const CallEvent& e) { return e.kind == CallEvent::Kind::Final; }));
-  }
-  void announce(ToolCall call, double at_ms) {
-    CallEvent event;
-    event.index = int(finals());
-    event.call = std::move(call);
-    event.at_ms = at_ms;
-    events_.push_back(std::move(event));
-    if (options_.on_call) options_.on_call(events_.back());
-  }
-
-  const CallOptions& options_;
-  std::vector<CallEvent>& events_;
-};
-
 // With a prompt cache: restores the call's tool-set prefix from disk when the KV cache lacks
 // it. Returns the prefix when the disk lacks it too (save_tool_prefix keeps it once computed).
 std::vector<llama_token> restore_tool_prefix(SessionState& state, const std::vector<Message>& messages,
@@ -294,146 +238,6 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
 
 namespace {
 
-// A pass counter's and a generation's counts added to the call's.
-void count_passes(CallStats& stats, const PassCounter& passes) {
-  stats.call_passes += passes.passes;
-  stats.call_tokens += passes.tokens;
-}
-void count_generation(CallStats& stats, const GenerationResult& generated) {
-  count_passes(stats, generated.passes);
-  stats.call_prefill_passes += generated.forced_passes;
-  stats.sampled_tokens += generated.sampled_tokens;
-  stats.draft_tokens += generated.draft_tokens;
-  stats.accepted_draft_tokens += generated.accepted_draft_tokens;
-}
-
-// One call's answer after its prompt (and thinking): under auto, whether it is a call or text;
-// then the text, or the calls in the call's mode; the calls judged.
-class Answer {
- public:
-  Answer(SessionState& state, const CompiledToolSet& tools, const CallOptions& options, CallResult& result,
-         Clock::time_point prefilled, Drafter* drafter)
-      : state_(state), model_(loaded(*state.model)), tools_(tools), options_(options), result_(result),
-        stats_(result.stats), prefilled_(prefilled), drafter_(drafter),
-        tracker_(prefilled, tools.format().call_close_marker(),
-                 tools.format().arguments.keywords && tools.format().arguments.notation.json()),
-        serial_events_(options, result.stats.events) {}
-
-  // Decodes the answer; the stats of its passes and its decisions into the result.
-  void decode() {
-    Context& context = state_.context;
-    std::optional<Decision> opening;
-    result_.text_reply = tools_.tools().empty() || options_.tool_choice == ToolChoice::None;
-    if (result_.text_reply) {
-      std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model_, nullptr);
-      generated_ = generate(context, model_, *strategy, options_.max_tokens, nullptr);
-    } else if (options_.tool_choice == ToolChoice::Auto) {
-      opening = open();
-    }
-    if (result_.text_reply) {
-      stats_.phases.push_back({"reply", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
-    } else if (options_.mode == DecodeMode::SchemaWeaver) {
-      WeaveResult woven = weave(context, model_, tools_, options_, state_.cost_curve ? &*state_.cost_curve : nullptr,
-                                tracker_, drafter_, stats_);
-      generated_ = std::move(woven.generation);
-      woven_calls_ = std::move(woven.calls);
-      failure_ = std::move(woven.failure);
-    } else {
-      decode_serially();
-    }
-    count_generation(stats_, generated_);
-    stats_.decisions = std::move(generated_.decisions);
-    if (opening) stats_.decisions.insert(stats_.decisions.begin(), *opening);
-    result_.text = generated_.text;
-    result_.stopped_at_max_tokens = generated_.hit_token_limit;
-    stats_.call_ms = since_prefill();
-    stats_.executable_ms = executable_ms(tracker_, stats_.events, stats_.call_ms);
-  }
-
-  // The answer's calls, or why it has none that stand (CallResult::error).
-  void judge(const std::vector<ToolSpec>& all_tools) {
-    if (result_.text_reply) return;
-    try {
-      result_.calls = calls(all_tools);
-    } catch (const Error& e) {
-      result_.error = std::string(e.what()) + (generated_.hit_token_limit ? " (stopped at max_tokens)" : "");
-      return;
-    }
-    serial_events_.rest(result_.calls, stats_.call_ms);
-  }
-
- private:
-  double since_prefill() const { return ms_between(prefilled_, Clock::now()); }
-
-  // Under auto the answer begins freely: a reply in text goes on as it began; at the beginning
-  // of a call the text is thrown away and the call decoded in the mode, from the prompt's
-  // logits. Returns the decision between the two where it is a call.
-  std::optional<Decision> open() {
-    Context& context = state_.context;
-    const size_t answer_start = size_t(context.used());
-    const float* after_prompt = context.last_logits();
-    std::vector<float> prompt_logits(after_prompt, after_prompt + model_.vocab_size());
-    OpeningProbe probe(model_, tools_.tools());
-    generated_ = generate(context, model_, probe, options_.max_tokens, nullptr);
-    result_.text_reply = !probe.found_call();
-    if (result_.text_reply) return std::nullopt;
-    const PassCounter passes = generated_.passes;
-    if (passes.passes > 0) stats_.phases.push_back({"opening", passes.passes, passes.tokens, since_prefill()});
-    count_passes(stats_, passes);
-    context.rewind(answer_start, std::move(prompt_logits));
-    generated_ = {};
-    return Decision{0, probe.margin()};
-  }
-
-  // The serial modes: free, or the one decode loop under the calls' grammar.
-  void decode_serially() {
-    const bool free = options_.mode == DecodeMode::Free;
-    if (!free) {
-      tracker_.on_close(
-          [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_.format(), at_ms); });
-    }
-    std::unique_ptr<Strategy> strategy =
-        make_strategy(options_.mode, model_, free ? nullptr : tools_.calls(options_.max_calls));
-    generated_ = generate(state_.context, model_, *strategy, options_.max_tokens, &tracker_, drafter_);
-    stats_.constraint_ms = strategy->constraint_ms();
-    stats_.constraint_steps = strategy->constraint_steps();
-    stats_.phases.push_back({"decode", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
-  }
-
-  // The weaver's calls are those its final events announced, where its turn completed. Every
-  // other answer is read from its text: a turn cut off at max_tokens keeps the calls it
-  // completed and a call it cut off fails the parse, in every mode (the same text, the same
-  // answer); free text, which no grammar held to the tools' schemas, is checked against them.
-  std::vector<ToolCall> calls(const std::vector<ToolSpec>& all_tools) const {
-    if (!failure_.empty() && !generated_.hit_token_limit) throw Error(failure_);
-    if (options_.mode == DecodeMode::SchemaWeaver && failure_.empty()) return woven_calls_;
-    std::vector<ToolCall> calls = tools_.format().parse(result_.text, all_tools);
-    if (options_.mode != DecodeMode::Free) return calls;
-    if (options_.max_calls > 0 && int(calls.size()) > options_.max_calls)
-      throw Error(std::to_string(calls.size()) + " calls where at most " + std::to_string(options_.max_calls) +
-                  " are allowed");
-    for (const ToolCall& call : calls) {
-      const std::string why = schema_violation(all_tools, call);
-      if (!why.empty()) throw Error("the call does not fit the schema: " + why);
-    }
-    return calls;
-  }
-
-  SessionState& state_;
-  const LoadedModel& model_;
-  const CompiledToolSet& tools_;
-  const CallOptions& options_;
-  CallResult& result_;
-  CallStats& stats_;
-  const Clock::time_point prefilled_;
-  Drafter* const drafter_;
-  CallTracker tracker_;
-  SerialCallEvents serial_events_;
-  GenerationResult generated_;
-  std::vector<ToolCall> woven_calls_;
-  std::string failure_;  // why the weaver's turn stopped early
-};
-
 }  // namespace
 
 CallResult Session::call(const std::vector<Message>& messages, const ToolSet& all_tools, const CallOptions& options) {
@@ -469,7 +273,8 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
-  Answer answer(*state_, *prepared.tools, options, result, prefilled, drafter.get());
+  Answer answer(context, model, *prepared.tools, options, state_->cost_curve ? &*state_->cost_curve : nullptr,
+                drafter.get(), prefilled, result);
   answer.decode();
   save_tool_prefix(*state_, std::move(uncached_prefix), s);
   s.peak_rss_kb = peak_rss_kb();

@@ -346,14 +346,14 @@ std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, con
 }
 
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
-                                                  const std::vector<Property>& optional, bool members_written,
-                                                  bool last_call) {
+                                                  const std::vector<Property>& optional, Members members,
+                                                  NextCall next) {
   GrammarBuilder b;
   SchemaRules rules(b, format.arguments);
-  Sequence object = members_written ? rules.object_rest(optional, "args", format.arguments)
-                                    : rules.object(optional, "args", format.arguments);
+  Sequence object = members == Members::Written ? rules.object_rest(optional, "args", format.arguments)
+                                                : rules.object(optional, "args", format.arguments);
   std::vector<Sequence> ends{G::literal(format.closer)};
-  if (!last_call && format.parallel) ends.push_back(G::literal(format.separator));
+  if (next == NextCall::Allowed && format.parallel) ends.push_back(G::literal(format.separator));
   uint32_t end = b.add("end", ends);
   uint32_t root = b.add("tail", {G::literal(prefix) + object + call_ending(rules, format) + b.ref(end)});
   return std::make_shared<const Grammar>(b.build(root));

@@ -29,16 +29,24 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
 std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix = "",
                                                    const ArgumentSyntax& syntax = ArgumentSyntax());
 
+// How the rest of a call may go on, in SchemaWeaver's tail and reference grammars: whether the
+// tool's optional arguments may follow (not where the caller gave the argument set), whether
+// members are written already (the object goes on after them), whether another call may follow
+// in the turn.
+enum class OptionalArguments { Omitted, Follow };
+enum class Members { NoneYet, Written };
+enum class NextCall { Allowed, Forbidden };
+
 // SchemaWeaver's serial pieces. The head: `prefix` (the format's opener or the text pending
 // before a call), then the format's name prefix, one of the tools' names and its name suffix.
 std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools);
 // The tail of a call: `prefix`, the arguments' remaining `optional` members (each at most
 // once, in order) and their close - or, if no member is written yet, all the arguments - then
-// the format's call suffix and closer, or (unless `last_call` or the format writes one call a
-// turn) its separator before another.
+// the format's call suffix and closer, or (where another call is allowed and the format writes
+// more than one a turn) its separator before another.
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
-                                                  const std::vector<Property>& optional, bool members_written,
-                                                  bool last_call);
+                                                  const std::vector<Property>& optional, Members members,
+                                                  NextCall next);
 
 }  // namespace sw

@@ -116,20 +116,21 @@ std::shared_ptr<const Grammar> CompiledToolSet::value(const Property& argument, 
 }
 
 std::shared_ptr<const Grammar> CompiledToolSet::tail(const ToolSpec& tool, const std::string& prefix,
-                                                     bool with_optional, bool members_written,
-                                                     bool last_call) const {
-  std::string key = "tail " + address(&tool) + " " + std::to_string(with_optional) + std::to_string(members_written) +
-                    std::to_string(last_call) + " " + prefix;
+                                                     OptionalArguments optional, Members members,
+                                                     NextCall next) const {
+  std::string key = "tail " + address(&tool) + " " + std::to_string(int(optional)) + std::to_string(int(members)) +
+                    std::to_string(int(next)) + " " + prefix;
   return grammars_.get(key, [&] {
-    std::vector<Property> later = with_optional ? optional_arguments(tool) : std::vector<Property>{};
-    return build_tail_grammar(prefix, format_, later, members_written, last_call);
+    std::vector<Property> later =
+        optional == OptionalArguments::Follow ? optional_arguments(tool) : std::vector<Property>{};
+    return build_tail_grammar(prefix, format_, later, members, next);
   });
 }
 
 std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
                                                           const std::vector<const Property*>& branches,
-                                                          bool with_optional, bool last_call) const {
-  std::string key = "reference " + address(&tool) + " " + std::to_string(with_optional) + std::to_string(last_call);
+                                                          OptionalArguments optional, NextCall next) const {
+  std::string key = "reference " + address(&tool) + " " + std::to_string(int(optional)) + std::to_string(int(next));
   for (const Property* p : branches) key += " " + address(p);
   return grammars_.get(key, [&] {
     std::vector<Property> arguments;
@@ -137,11 +138,10 @@ std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
       arguments.push_back(*p);
       arguments.back().required = true;
     }
-    if (with_optional) {
+    if (optional == OptionalArguments::Follow) {
       for (const Property& p : optional_arguments(tool)) arguments.push_back(p);
     }
-    return build_tail_grammar(format_.call_head(tool.name), format_,
-                              arguments, false, last_call);
+    return build_tail_grammar(format_.call_head(tool.name), format_, arguments, Members::NoneYet, next);
   });
 }
 

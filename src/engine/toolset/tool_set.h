@@ -18,6 +18,7 @@
 
 #include "engine/constraint/grammar.h"
 #include "engine/model/model.h"
+#include "engine/toolset/call_grammar.h"
 #include "engine/toolset/skeleton.h"
 #include "schemaweaver/engine.h"
 
@@ -71,14 +72,14 @@ class CompiledToolSet final : public ToolSet {
   // call_grammar.h. `argument` and `tool` belong to this set.
   std::shared_ptr<const Grammar> head(const std::string& prefix) const;
   std::shared_ptr<const Grammar> value(const Property& argument, const std::string& prefix) const;
-  // The rest of `tool`'s call after `prefix`: its optional arguments (if `with_optional`) and
-  // its end, or the whole arguments object if no member is written yet.
-  std::shared_ptr<const Grammar> tail(const ToolSpec& tool, const std::string& prefix, bool with_optional,
-                                      bool members_written, bool last_call) const;
+  // The rest of `tool`'s call after `prefix`: its optional arguments (where they may follow)
+  // and its end, or the whole arguments object if no member is written yet.
+  std::shared_ptr<const Grammar> tail(const ToolSpec& tool, const std::string& prefix, OptionalArguments optional,
+                                      Members members, NextCall next) const;
   // The serial reference's grammar of `tool`'s call from its name on: the `branches` (required
-  // there) first, then the optional arguments if `with_optional`.
+  // there) first, then the optional arguments where they may follow.
   std::shared_ptr<const Grammar> reference(const ToolSpec& tool, const std::vector<const Property*>& branches,
-                                           bool with_optional, bool last_call) const;
+                                           OptionalArguments optional, NextCall next) const;
   // The skeleton of a call whose head text is `head_text`, a branch per argument of `arguments`.
   std::shared_ptr<const Skeleton> skeleton(const std::string& head_text,
                                            const std::vector<const Property*>& arguments) const;

@@ -1,0 +1,158 @@
+#include "engine/decode/opening.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "engine/model/model.h"
+
+namespace sw {
+namespace {
+
+// How far a text matches a form: not at all, up to its end (the form may still follow), or
+// the whole form.
+enum class Fit { No, Partial, Whole };
+
+Fit better(Fit a, Fit b) { return std::max(a, b); }
+
+struct Cursor {
+  std::string_view text;
+  size_t at = 0;
+  bool at_end() const { return at == text.size(); }
+};
+
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+void skip_space(Cursor& c) {
+  while (!c.at_end() && is_space(c.text[c.at])) ++c.at;
+}
+
+// `literal` at the cursor, which moves past what matched.
+Fit literal(Cursor& c, std::string_view literal) {
+  size_t n = std::min(literal.size(), c.text.size() - c.at);
+  if (c.text.substr(c.at, n) != literal.substr(0, n)) return Fit::No;
+  c.at += n;
+  return n == literal.size() ? Fit::Whole : Fit::Partial;
+}
+
+// A list of calls may open the answer: "[" and whitespace are skipped if they are there.
+void skip_list_start(Cursor& c) {
+  if (!c.at_end() && c.text[c.at] == '[') {
+    ++c.at;
+    skip_space(c);
+  }
+}
+
+// A JSON string that begins one of the tools' names: {"name": "get_w is a call of get_weather,
+// {"name": "Joke" is not (small models answer a question in that shape).
+Fit tool_name_string(Cursor c, const std::vector<ToolSpec>& tools) {
+  Fit quote = literal(c, "\"");
+  if (quote != Fit::Whole) return quote;
+  if (c.at_end()) return Fit::Partial;
+  size_t end = c.text.find('"', c.at);
+  std::string_view name = c.text.substr(c.at, end == std::string_view::npos ? std::string_view::npos : end - c.at);
+  for (const ToolSpec& tool : tools) {
+    bool fits = end == std::string_view::npos ? std::string_view(tool.name).substr(0, name.size()) == name
+                                               : tool.name == name;
+    if (fits) return Fit::Whole;
+  }
+  return Fit::No;
+}
+
+// {"name": "get_w (with the format's key of the name)
+Fit json_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
+  skip_list_start(c);
+  const std::string key = "\"" + format.name_field + "\"";
+  for (std::string_view part : {std::string_view("{"), std::string_view(key), std::string_view(":")}) {
+    Fit fit = literal(c, part);
+    if (fit != Fit::Whole) return fit;
+    skip_space(c);
+  }
+  return tool_name_string(c, tools);
+}
+
+// get_weather(
+Fit python_call(Cursor c, const std::vector<ToolSpec>& tools) {
+  skip_list_start(c);
+  Fit best = Fit::No;
+  for (const ToolSpec& tool : tools) {
+    Cursor d = c;
+    Fit name = literal(d, tool.name);
+    best = better(best, name == Fit::Whole ? literal(d, "(") : name);
+  }
+  return best;
+}
+
+// The format's marker of a call: <tool_call>, [TOOL_CALLS], ...
+Fit tagged_call(Cursor c, const CallFormat& format) {
+  return format.call_marker().empty() ? Fit::No : literal(c, format.call_marker());
+}
+
+// <function=get_w: where calls name their tool outside JSON, the marker before a tool's name and
+// the name begun (some models leave out the marker of the turn's calls: llama.cpp reads them).
+Fit marked_name(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
+  if (format.json_call || format.name_prefix.empty()) return Fit::No;
+  Fit prefix = literal(c, format.name_prefix);
+  if (prefix != Fit::Whole) return prefix;
+  if (c.at_end()) return Fit::Partial;
+  const std::string_view begun = c.text.substr(c.at);
+  for (const ToolSpec& tool : tools) {
+    const size_t n = std::min(begun.size(), tool.name.size());
+    if (begun.compare(0, n, std::string_view(tool.name).substr(0, n)) == 0) return Fit::Whole;
+  }
+  return Fit::No;
+}
+
+// ```lang\n and then JSON, the format's tag or a python-like call.
+Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
+  Fit fence = literal(c, "```");
+  if (fence != Fit::Whole) return fence;
+  while (!c.at_end() && (std::isalnum(static_cast<unsigned char>(c.text[c.at])) || c.text[c.at] == '_' ||
+                         c.text[c.at] == '-'))
+    ++c.at;
+  if (c.at_end()) return Fit::Partial;
+  if (!is_space(c.text[c.at])) return Fit::No;
+  skip_space(c);
+  if (c.at_end()) return Fit::Partial;
+  // JSON in a fence is a call whatever its name says: the models here fence the calls they mean
+  // and sometimes put a value where the tool's name belongs.
+  if (c.text[c.at] == '{' || c.text[c.at] == '[') return Fit::Whole;
+  return better(tagged_call(c, format), python_call(c, tools));
+}
+
+}  // namespace
+
+Opening classify_opening(const std::string& text, const CallFormat& format, const std::vector<ToolSpec>& tools) {
+  Cursor c{text};
+  skip_space(c);
+  Fit fit = better(better(better(tagged_call(c, format), marked_name(c, format, tools)), json_call(c, format, tools)),
+                   better(python_call(c, tools), fenced_call(c, format, tools)));
+  switch (fit) {
+    case Fit::Whole: return Opening::Call;
+    case Fit::Partial: return Opening::Undecided;
+    case Fit::No: break;
+  }
+  return Opening::Text;
+}
+
+OpeningProbe::OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools)
+    : model_(model), tools_(tools), free_(make_strategy(DecodeMode::Free, model, nullptr)) {}
+
+Step OpeningProbe::next(const float* logits) {
+  Step step = free_->next(logits);
+  if (state_ != Opening::Undecided) return step;
+  margin_ = std::min(margin_, step.margin);
+  // The end of the answer before anything was decided: a reply in text, if an empty one.
+  if (step.tokens.empty()) {
+    state_ = Opening::Text;
+    return step;
+  }
+  std::string opened = text_ + model_.detokenize(step.tokens);
+  state_ = classify_opening(opened, model_.format, tools_);
+  if (state_ == Opening::Call) return {{}, 0, false, true, kNoRival};
+  if (state_ == Opening::Undecided && ++tokens_ >= kMaxTokens) state_ = Opening::Text;
+  text_ = std::move(opened);
+  return step;
+}
+
+}  // namespace sw

@@ -1,0 +1,56 @@
+// The choice between a tool call and a reply in text (OpenAI's tool_choice "auto").
+//
+// Left free, models begin a call in more forms than their own format: the format's tag
+// ("<tool_call>"), bare JSON whose first key "name" begins a known tool's name
+// ('{"name": "get_w', '[{"name": "get_w'), a python-like call of a known tool ("get_weather(",
+// "[get_weather("), and a fenced code block of JSON ("```json\n{", "```\n[") or of the other
+// forms ("```tool_code\nget_weather("). Every format recognises all of them: each is a call
+// written explicitly, so a reply in text does not begin that way, while a call in a form the
+// format does not use is still the call the model means. Bare JSON that names no known tool is
+// text (Qwen2.5-Coder-0.5B answers a joke as {"name": "Joke", ...}); fenced JSON is a call
+// whatever its name (the same model fences calls whose name holds a value). The answer is decoded freely
+// while its beginning could still become one of these forms; once it is one, the caller
+// throws that beginning away and decodes the call under the call grammar of its mode.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/decode/decoder.h"
+#include "engine/model/format.h"
+
+namespace sw {
+
+enum class Opening {
+  Undecided,  // the text so far may still begin a call
+  Call,       // it begins a call
+  Text,       // it cannot begin a call
+};
+
+// Classifies the beginning of a free answer (leading whitespace aside).
+Opening classify_opening(const std::string& text, const CallFormat& format, const std::vector<ToolSpec>& tools);
+
+// Free decoding that stops, without taking the token, where the answer becomes the beginning
+// of a call, and otherwise goes on as free decoding. Openings that stay undecided for
+// kMaxTokens tokens are text.
+class OpeningProbe : public Strategy {
+ public:
+  static constexpr int kMaxTokens = 16;
+  OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools);
+  Step next(const float* logits) override;
+  bool found_call() const { return state_ == Opening::Call; }
+  // The smallest margin among the choices that decided the opening.
+  float margin() const { return margin_; }
+
+ private:
+  const LoadedModel& model_;
+  const std::vector<ToolSpec>& tools_;
+  std::unique_ptr<Strategy> free_;
+  std::string text_;
+  int tokens_ = 0;
+  Opening state_ = Opening::Undecided;
+  float margin_ = kNoRival;
+};
+
+}  // namespace sw

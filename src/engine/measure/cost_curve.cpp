@@ -1,0 +1,125 @@
+#include "engine/measure/cost_curve.h"
+
+#include "engine/model/context.h"
+#include "util/measurement_cache.h"
+
+#include <chrono>
+#include <optional>
+
+namespace sw {
+namespace {
+
+// `count` ordinary text tokens (no special-token path is timed), repeating if need be.
+std::vector<llama_token> filler_tokens(const LoadedModel& model, int count) {
+  const std::vector<llama_token> text = model.tokenize(std::string(size_t(count), 'a') + " b", false);
+  std::vector<llama_token> out;
+  for (int i = 0; i < count; ++i) out.push_back(text[size_t(i) % text.size()]);
+  return out;
+}
+
+}  // namespace
+
+int CostCurve::padded_size(int n, double margin) const {
+  if (n < 1 || n > max_tokens()) return n;
+  int best = n;
+  for (int m = n + 1; m <= max_tokens(); ++m) {
+    if (cost(m) < cost(best)) best = m;
+  }
+  return cost(best) < cost(n) * (1 - margin) ? best : n;
+}
+
+int CostCurve::free_size(int n, double margin) const {
+  int padded = padded_size(n, margin);
+  if (padded < 1 || padded > max_tokens()) return n;
+  int most = padded;
+  for (int m = padded + 1; m <= max_tokens(); ++m) {
+    if (cost(m) <= cost(padded)) most = m;
+  }
+  return most;
+}
+
+Json CostCurve::to_json() const { return {{"pass_ms_by_tokens", ms}}; }
+
+void from_json(const Json& json, CostCurve& curve) { json.at("pass_ms_by_tokens").get_to(curve.ms); }
+
+CostCurve measure_cost_curve(Context& context, const LoadedModel& model, int max_tokens, int rounds,
+                             int context_tokens) {
+  using Clock = std::chrono::steady_clock;
+  const llama_seq_id seq = Context::kScratch;
+  const std::vector<llama_token> text = filler_tokens(model, context_tokens + max_tokens);
+  auto token = [&](int i) { return text[size_t(i)]; };
+  PassCounter unused;
+  context.drop(seq);
+  std::vector<BatchToken> prefix;
+  for (int i = 0; i < context_tokens; ++i) prefix.push_back({token(i), i, {seq}, i + 1 == context_tokens});
+  context.decode(prefix, unused);
+  std::vector<std::vector<double>> samples(static_cast<size_t>(max_tokens));
+  for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
+    for (int n = 1; n <= max_tokens; ++n) {
+      std::vector<BatchToken> batch;
+      for (int i = 0; i < n; ++i) batch.push_back({token(i), llama_pos(context_tokens + i), {seq}, true});
+      auto start = Clock::now();
+      context.decode(batch, unused);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      context.drop(seq, context_tokens);
+      if (round > 0) samples[size_t(n - 1)].push_back(ms);
+    }
+  }
+  context.drop(seq);
+  CostCurve curve;
+  for (const auto& s : samples) curve.ms.push_back(median(s));
+  return curve;
+}
+
+Speed measure_prefill_and_decode(Context& context, const LoadedModel& model, int prompt_tokens, int decode_tokens,
+                                 int rounds) {
+  using Clock = std::chrono::steady_clock;
+  const std::vector<llama_token> text = filler_tokens(model, prompt_tokens + decode_tokens);
+  const std::vector<llama_token> prompt(text.begin(), text.begin() + prompt_tokens), next(text.begin() + prompt_tokens, text.end());
+  std::vector<double> prefill, decode;
+  PassCounter unused;
+  for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
+    context.clear();
+    auto start = Clock::now();
+    context.append(prompt, unused);
+    auto read = Clock::now();
+    for (llama_token token : next) context.append({token}, unused);
+    auto done = Clock::now();
+    if (round == 0) continue;
+    prefill.push_back(std::chrono::duration<double, std::milli>(read - start).count());
+    decode.push_back(std::chrono::duration<double, std::milli>(done - read).count() / decode_tokens);
+  }
+  context.clear();
+  return {prompt_tokens, decode_tokens, median(prefill), median(decode)};
+}
+
+std::string cost_curve_path(const LoadedModel& model) {
+  return measurement_path("costs", model.params.path, cpu_model() + "|" + std::to_string(model.threads),
+                          "-t" + std::to_string(model.threads) + build_flavor());
+}
+
+CostCurve cached_cost_curve(Context& context, const LoadedModel& model) {
+  const std::string path = cost_curve_path(model);
+  if (std::optional<CostCurve> saved = read_measurement<CostCurve>(path); saved && !saved->ms.empty()) return *saved;
+  CostCurve curve = measure_cost_curve(context, model);
+  write_measurement(path, curve.to_json());
+  return curve;
+}
+
+std::vector<double> measure_pass_costs(const Model& model, int max_tokens, int rounds) {
+  if (max_tokens < 1 || max_tokens > 64) throw Error("max_tokens for a cost curve must be 1..64");
+  if (rounds < 1) throw Error("rounds must be at least 1");
+  if (loaded(model).params.vocab_only) throw Error("a model loaded with vocab_only cannot run passes");
+  Context context(loaded(model), 1024);
+  return measure_cost_curve(context, loaded(model), max_tokens, rounds).ms;
+}
+
+Speed measure_speed(const Model& model, int prompt_tokens, int decode_tokens, int rounds) {
+  if (prompt_tokens < 1 || decode_tokens < 1 || rounds < 1)
+    throw Error("a speed measurement needs a prompt, tokens to decode and at least one round");
+  if (loaded(model).params.vocab_only) throw Error("a model loaded with vocab_only cannot run passes");
+  Context context(loaded(model), prompt_tokens + decode_tokens + 1);
+  return measure_prefill_and_decode(context, loaded(model), prompt_tokens, decode_tokens, rounds);
+}
+
+}  // namespace sw

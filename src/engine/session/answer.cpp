@@ -1,0 +1,116 @@
+#include "engine/session/answer.h"
+
+#include "engine/decode/opening.h"
+#include "engine/weave/weaver.h"
+
+namespace sw {
+namespace {
+
+void count_passes(CallStats& stats, const PassCounter& passes) {
+  stats.call_passes += passes.passes;
+  stats.call_tokens += passes.tokens;
+}
+
+}  // namespace
+
+void count_generation(CallStats& stats, const GenerationResult& generated) {
+  count_passes(stats, generated.passes);
+  stats.call_prefill_passes += generated.forced_passes;
+  stats.sampled_tokens += generated.sampled_tokens;
+  stats.draft_tokens += generated.draft_tokens;
+  stats.accepted_draft_tokens += generated.accepted_draft_tokens;
+}
+
+Answer::Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
+               const CostCurve* curve, Drafter* drafter, Clock::time_point prefilled, CallResult& result)
+    : context_(context), model_(model), tools_(tools), options_(options), curve_(curve), drafter_(drafter),
+      prefilled_(prefilled), result_(result), stats_(result.stats),
+      tracker_(prefilled, tools.format().call_close_marker(),
+               tools.format().arguments.keywords && tools.format().arguments.notation.json()),
+      serial_events_(options, result.stats.events) {}
+
+void Answer::decode() {
+  std::optional<Decision> opening;
+  result_.text_reply = tools_.tools().empty() || options_.tool_choice == ToolChoice::None;
+  if (result_.text_reply) {
+    std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model_, nullptr);
+    generated_ = generate(context_, model_, *strategy, options_.max_tokens, nullptr);
+  } else if (options_.tool_choice == ToolChoice::Auto) {
+    opening = open();
+  }
+  if (result_.text_reply) {
+    stats_.phases.push_back({"reply", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
+  } else if (options_.mode == DecodeMode::SchemaWeaver) {
+    WeaveResult woven = weave(context_, model_, tools_, options_, curve_, tracker_, drafter_, stats_);
+    generated_ = std::move(woven.generation);
+    woven_calls_ = std::move(woven.calls);
+    failure_ = std::move(woven.failure);
+  } else {
+    decode_serially();
+  }
+  count_generation(stats_, generated_);
+  stats_.decisions = std::move(generated_.decisions);
+  if (opening) stats_.decisions.insert(stats_.decisions.begin(), *opening);
+  result_.text = generated_.text;
+  result_.stopped_at_max_tokens = generated_.hit_token_limit;
+  stats_.call_ms = since_prefill();
+  stats_.executable_ms = executable_ms(tracker_, stats_.events, stats_.call_ms);
+}
+
+void Answer::judge(const std::vector<ToolSpec>& all_tools) {
+  if (result_.text_reply) return;
+  try {
+    result_.calls = calls(all_tools);
+  } catch (const Error& e) {
+    result_.error = std::string(e.what()) + (generated_.hit_token_limit ? " (stopped at max_tokens)" : "");
+    return;
+  }
+  serial_events_.rest(result_.calls, stats_.call_ms);
+}
+
+std::optional<Decision> Answer::open() {
+  const size_t answer_start = size_t(context_.used());
+  const float* after_prompt = context_.last_logits();
+  std::vector<float> prompt_logits(after_prompt, after_prompt + model_.vocab_size());
+  OpeningProbe probe(model_, tools_.tools());
+  generated_ = generate(context_, model_, probe, options_.max_tokens, nullptr);
+  result_.text_reply = !probe.found_call();
+  if (result_.text_reply) return std::nullopt;
+  const PassCounter passes = generated_.passes;
+  if (passes.passes > 0) stats_.phases.push_back({"opening", passes.passes, passes.tokens, since_prefill()});
+  count_passes(stats_, passes);
+  context_.rewind(answer_start, std::move(prompt_logits));
+  generated_ = {};
+  return Decision{0, probe.margin()};
+}
+
+void Answer::decode_serially() {
+  const bool free = options_.mode == DecodeMode::Free;
+  if (!free) {
+    tracker_.on_close(
+        [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_.format(), at_ms); });
+  }
+  std::unique_ptr<Strategy> strategy =
+      make_strategy(options_.mode, model_, free ? nullptr : tools_.calls(options_.max_calls));
+  generated_ = generate(context_, model_, *strategy, options_.max_tokens, &tracker_, drafter_);
+  stats_.constraint_ms = strategy->constraint_ms();
+  stats_.constraint_steps = strategy->constraint_steps();
+  stats_.phases.push_back({"decode", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
+}
+
+std::vector<ToolCall> Answer::calls(const std::vector<ToolSpec>& all_tools) const {
+  if (!failure_.empty() && !generated_.hit_token_limit) throw Error(failure_);
+  if (options_.mode == DecodeMode::SchemaWeaver && failure_.empty()) return woven_calls_;
+  std::vector<ToolCall> calls = tools_.format().parse(result_.text, all_tools);
+  if (options_.mode != DecodeMode::Free) return calls;
+  if (options_.max_calls > 0 && int(calls.size()) > options_.max_calls)
+    throw Error(std::to_string(calls.size()) + " calls where at most " + std::to_string(options_.max_calls) +
+                " are allowed");
+  for (const ToolCall& call : calls) {
+    const std::string why = schema_violation(all_tools, call);
+    if (!why.empty()) throw Error("the call does not fit the schema: " + why);
+  }
+  return calls;
+}
+
+}  // namespace sw

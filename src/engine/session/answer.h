@@ -1,0 +1,62 @@
+// One call's answer after its prompt (and thinking): under tool_choice auto, whether it is a call
+// or text; then the text, or the calls in the call's mode (the weaver, or the one serial decode
+// loop); the calls judged once.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/decode/call_events.h"
+#include "engine/decode/decoder.h"
+#include "engine/measure/cost_curve.h"
+#include "engine/toolset/tool_set.h"
+
+namespace sw {
+
+// A generation's counts added to the call's (its passes, forced passes, sampled and draft tokens).
+void count_generation(CallStats& stats, const GenerationResult& generated);
+
+class Answer {
+ public:
+  // The answer after the `prefilled` prompt in `context`: `curve` prices the weaver's padding and
+  // drafts (may be null without them), `drafter` offers drafts (speculative, weaver drafts).
+  Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
+         const CostCurve* curve, Drafter* drafter, Clock::time_point prefilled, CallResult& result);
+
+  // Decodes the answer; the stats of its passes and its decisions into the result.
+  void decode();
+  // The answer's calls, or why it has none that stand (CallResult::error).
+  void judge(const std::vector<ToolSpec>& all_tools);
+
+ private:
+  double since_prefill() const { return ms_between(prefilled_, Clock::now()); }
+  // Under auto the answer begins freely: a reply in text goes on as it began; at the beginning
+  // of a call the text is thrown away and the call decoded in the mode, from the prompt's
+  // logits. Returns the decision between the two where it is a call.
+  std::optional<Decision> open();
+  // The serial modes: free, or the one decode loop under the calls' grammar.
+  void decode_serially();
+  // The weaver's calls are those its final events announced, where its turn completed. Every
+  // other answer is read from its text: a turn cut off at max_tokens keeps the calls it
+  // completed and a call it cut off fails the parse, in every mode (the same text, the same
+  // answer); free text, which no grammar held to the tools' schemas, is checked against them.
+  std::vector<ToolCall> calls(const std::vector<ToolSpec>& all_tools) const;
+
+  Context& context_;
+  const LoadedModel& model_;
+  const CompiledToolSet& tools_;
+  const CallOptions& options_;
+  const CostCurve* const curve_;
+  Drafter* const drafter_;
+  const Clock::time_point prefilled_;
+  CallResult& result_;
+  CallStats& stats_;
+  CallTracker tracker_;
+  SerialCallEvents serial_events_;
+  GenerationResult generated_;
+  std::vector<ToolCall> woven_calls_;
+  std::string failure_;  // why the weaver's turn stopped early
+};
+
+}  // namespace sw

@@ -1,0 +1,191 @@
+#include "engine/weave/weaver.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "engine/weave/verifier.h"
+
+namespace sw {
+namespace {
+
+constexpr const char* kNotAValue = "the call is not valid JSON (a number out of range or text that is not UTF-8)";
+
+bool ends_with(const std::string& text, const std::string& end) {
+  return !end.empty() && text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// The driver: per call, the name, then (with arguments to decode) the values phase, the
+// write-back and the verifier, then the rest of the call by the serial loop; the events of
+// the calls as they become executable.
+class Weaver {
+ public:
+  Weaver(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
+         const CostCurve* curve, CallTracker& tracker, Drafter* drafter, CallStats& stats)
+      : turn_(context, model, tools, options, curve, tracker, drafter, stats), values_(turn_) {}
+
+  WeaveResult run() {
+    for (int index = 0;; ++index) {
+      const ToolSpec* tool = choose_tool(index == 0);
+      if (!tool || !weave_call(*tool, index)) break;
+      if (!ends_with(turn_.text, turn_.tools.format().separator)) break;
+    }
+    turn_.context.truncate(turn_.context.decided());  // a guess the turn did not take
+    WeaveResult& result = turn_.result;
+    result.generation.text = turn_.text;
+    std::stable_sort(result.generation.decisions.begin(), result.generation.decisions.end(),
+                     [](const Decision& a, const Decision& b) { return a.offset < b.offset; });
+    return std::move(result);
+  }
+
+ private:
+  // The head phase decides the tool's name among the tools (one, if the caller chose it: its
+  // name is then forced, and only how the model writes the format's opener is its choice, as
+  // under jump-forward).
+  const ToolSpec* choose_tool(bool first) {
+    const CallFormat& format = turn_.tools.format();
+    std::string opener = first ? format.opener : "";
+    std::string before = turn_.pending();
+    turn_.add_text(opener);
+    turn_.call_start = turn_.text.size();
+    if (!turn_.serial("name", turn_.tools.head(before + opener), before + opener)) return nullptr;
+    const std::string& text = turn_.text;
+    const size_t name_at = turn_.call_start + format.name_prefix.size();
+    if (text.compare(turn_.call_start, format.name_prefix.size(), format.name_prefix) != 0 ||
+        text.size() < name_at + format.name_suffix.size())
+      throw Error("internal: the name grammar wrote no call head");
+    const ToolSpec* tool = turn_.tools.find(text.substr(name_at, text.size() - name_at - format.name_suffix.size()));
+    if (!tool) throw Error("internal: the name grammar allowed an unknown tool");
+    return tool;
+  }
+
+  bool decides_later(const ToolSpec& tool) const {
+    return turn_.optional_arguments() == OptionalArguments::Follow &&
+           std::any_of(tool.arguments.begin(), tool.arguments.end(), [](const Property& p) { return !p.required; });
+  }
+
+  void emit(CallEvent::Kind kind, int index, ToolCall call, double at_ms, bool replaces = false) {
+    if (kind == CallEvent::Kind::Final) turn_.result.calls.push_back(call);
+    CallEvent event{kind, index, std::move(call), at_ms, replaces};
+    if (turn_.options.on_call) turn_.options.on_call(event);
+    turn_.stats.events.push_back(std::move(event));
+  }
+
+  double now_ms() const { return ms_between(turn_.tracker.origin(), Clock::now()); }
+
+  // One call of `tool`, the `index`-th of the turn: its values in branches, written back and
+  // verified, then its rest (optional arguments, or a repair) serially; its events.
+  bool weave_call(const ToolSpec& tool, int index) {
+    const WeaverOptions& options = turn_.options.weaver;
+    std::vector<const Property*> args = turn_.branch_arguments(tool);
+    const bool later = decides_later(tool);
+    const ArgumentSyntax& syntax = turn_.tools.format().arguments;
+    turn_.add_text(turn_.tools.format().args_prefix + (args.empty() ? "" : syntax.open));
+    std::optional<ToolCall> provisional;
+    bool final_emitted = false;
+    const NextCall next = turn_.options.max_calls > 0 && index + 1 >= turn_.options.max_calls ? NextCall::Forbidden
+                                                                                               : NextCall::Allowed;
+    std::optional<Verdict> verdict;
+    if (!args.empty()) {
+      std::vector<Branch> branches = values_.prefill_skeleton(args);
+      if (!values_.decode(branches)) return false;
+      const size_t untracked = turn_.text.size();  // the tracker sees the call once it stands
+      std::optional<ToolCall> call = assembled_call(tool, branches);
+      if (!call) return false;
+      if (!later && !options.verify) {
+        emit(CallEvent::Kind::Final, index, *call, now_ms());
+        final_emitted = true;
+      } else if (tool.read_only && options.provisional) {
+        emit(CallEvent::Kind::Provisional, index, *call, now_ms());
+        provisional = call;
+      }
+      // A guess costs its tokens in the pass, which a turn of one call wastes: guess once the
+      // turn has shown several calls, and stop after a guess that was not taken.
+      bool guess = options.whole_turn && next == NextCall::Allowed && index >= 1 && !turn_.guess_failed;
+      WriteBack written = write_back(turn_, branches, guess ? &tool : nullptr, options.verify);
+      if (written.checked) {
+        verdict = verify(turn_, branches, written, tool, next);
+        if (!verdict->repaired && !later) {
+          // A provisional call that stands was executable when it was emitted.
+          emit(CallEvent::Kind::Final, index, *call, provisional ? turn_.stats.events.back().at_ms : now_ms());
+          final_emitted = true;
+        }
+      } else if (options.verify) {
+        turn_.stats.verification.unverified_calls += 1;
+      }
+      turn_.tracker.feed(turn_.text.substr(untracked));
+    }
+    if (verdict) {
+      // The serial reference writes the rest of the call from where its choices stand.
+      std::unique_ptr<Drafter> drafter;
+      if (verdict->repaired) drafter = std::make_unique<ReferenceLookup>(turn_.curve, verdict->rest);
+      if (!turn_.serial(verdict->repaired ? "repair" : "optional", make_jump_forward(turn_.model, verdict->reference),
+                        "", drafter.get()))
+        return false;
+    } else {
+      std::string rest = turn_.pending();
+      const Members members = args.empty() ? Members::NoneYet : Members::Written;
+      if (!turn_.serial("optional", turn_.tools.tail(tool, rest, turn_.optional_arguments(), members, next), rest))
+        return false;
+    }
+    if (final_emitted) return true;
+    std::optional<ToolCall> closed = call_at(tool);
+    if (!closed) return false;
+    const std::vector<double>& closed_ms = turn_.tracker.closed_ms();
+    double at = index < int(closed_ms.size()) ? closed_ms[size_t(index)] : now_ms();
+    bool replaces = provisional && !(*provisional == *closed);
+    emit(CallEvent::Kind::Final, index, *closed, replaces || !provisional ? at : turn_.stats.events.back().at_ms,
+         replaces);
+    return true;
+  }
+
+  // The branches' values joined into the call's members, added to the turn's text, and the call
+  // they make; nullopt (and the failure) where a value's text is not
+  // a value: the grammars keep its shape, not its content - a number beyond a double's range or
+  // a string of bytes that are not UTF-8 fails here, and the answer is not a call.
+  std::optional<ToolCall> assembled_call(const ToolSpec& tool, const std::vector<Branch>& branches) {
+    const ArgumentSyntax& syntax = turn_.tools.format().arguments;
+    std::string members;
+    Json values = Json::object();
+    for (const Branch& b : branches) {
+      members += &b == &branches.front() ? "" : syntax.separator;
+      // The branch's text starts with the end of its key (the value prefix).
+      const size_t text_at = turn_.text.size() + members.size() + b.skeleton->key_text.size() -
+                             b.skeleton->value_prefix.size();
+      for (const Decision& d : b.decisions) turn_.result.generation.decisions.push_back({text_at + d.offset, d.margin});
+      members += b.skeleton->key_text + b.value();
+      std::optional<Json> value = syntax.read_value(b.value(), &b.skeleton->argument->schema);
+      if (!value) {
+        turn_.result.failure = kNotAValue;
+        return std::nullopt;
+      }
+      values[b.skeleton->argument->name] = std::move(*value);
+    }
+    turn_.text += members;
+    return ToolCall{tool.name, std::move(values)};
+  }
+
+  // The call of `tool` the turn holds from its start on.
+  std::optional<ToolCall> call_at(const ToolSpec& tool) {
+    const CallFormat& format = turn_.tools.format();
+    const size_t begin = turn_.call_start + format.call_head(tool.name).size();
+    try {
+      return ToolCall{tool.name, format.arguments_at(turn_.text, begin, &tool).first};
+    } catch (const Error&) {
+      turn_.result.failure = kNotAValue;
+      return std::nullopt;
+    }
+  }
+
+  WeaveTurn turn_;
+  ValuesPhase values_;
+};
+
+}  // namespace
+
+WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
+                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter,
+                  CallStats& stats) {
+  return Weaver(context, model, tools, options, curve, tracker, drafter, stats).run();
+}
+
+}  // namespace sw
