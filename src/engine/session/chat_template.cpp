@@ -4,7 +4,7 @@
 
 #include "engine/chat/llama_chat.h"
 #include "engine/model/model.h"
-#include "engine/session/render_chat.h"
+#include "engine/session/chat_template.h"
 
 namespace sw {
 

@@ -1,6 +1,8 @@
+// The prompt of a call (prompt.h): the model's template or the library's instruction, and the
+// prompt cache's prefix.
 #include "engine/session/prompt.h"
 
-#include "engine/session/render_chat.h"
+#include "engine/session/chat_template.h"
 
 namespace sw {
 namespace {
