@@ -19,6 +19,7 @@
 #include "engine/decode/drafter.h"
 #include "engine/decode/opening.h"
 #include "engine/measure/cost_curve.h"
+#include "engine/measure/pass_costs.h"
 #include "engine/model/context.h"
 #include "engine/model/format.h"
 #include "engine/model/model.h"

@@ -367,9 +367,10 @@ class Session {
   int check(const std::vector<Message>& messages, const ToolSet& tools, const CallOptions& options) const;
 
   // The pass-cost curve (ms of a pass carrying 1, 2, ... tokens) that padding and drafts are
-  // sized by, instead of the curve measured on this machine and cached (the default): a curve
-  // measured elsewhere, or a fixed one that makes the pass shapes the same on every machine.
-  // Throws Error if it is empty or holds a time that is not positive.
+  // sized by, instead of what the session learns from its own passes (the default: every pass
+  // is a measurement, the estimates follow what passes cost now and are kept between runs): a
+  // curve measured elsewhere, or a fixed one that makes the pass shapes the same on every
+  // machine. Throws Error if it is empty or holds a time that is not positive.
   void use_pass_costs(std::vector<double> ms);
 
   // A prompt state saved to a file: the keys and values of the last call's prompt, tagged with

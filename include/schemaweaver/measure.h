@@ -9,8 +9,9 @@
 namespace sw {
 
 // The median time (ms) of a forward pass carrying n = 1..max_tokens tokens after a 256-token
-// context, measured now on this machine over `rounds` interleaved rounds: the curve that
-// SchemaWeaver's padding and speculative draft lengths are decided by (sessions cache it).
+// context, measured now on this machine over `rounds` interleaved rounds. Sessions size
+// SchemaWeaver's padding and speculative drafts by what their own passes cost, learnt as they run
+// and kept between runs; this measurement is added to what they have learnt.
 std::vector<double> measure_pass_costs(const Model& model, int max_tokens = 8, int rounds = 9);
 
 // How fast the model reads a prompt and writes an answer on this machine (llama-bench's pp and

@@ -479,13 +479,28 @@ TEST(Weaver, WriteBackEqualsSerialPrefill) {
   }
 }
 
-TEST(Weaver, CostCurveIsMeasuredAndCached) {
+TEST(Weaver, CostCurveIsMeasured) {
   const sw::LoadedModel& m = loaded(*model());
   sw::Context context(m, 1024);
   sw::CostCurve curve = sw::measure_cost_curve(context, m, 4, 3, 64);
   ASSERT_EQ(curve.max_tokens(), 4);
   for (double ms : curve.ms) EXPECT_GT(ms, 0);
   EXPECT_EQ(context.used(), 0);  // the scratch sequence is left empty
+}
+
+// Every pass is a measurement of what passes cost (PassCosts learns from them).
+TEST(Weaver, TheContextTellsItsObserverEveryPass) {
+  const sw::LoadedModel& m = loaded(*model());
+  sw::Context context(m, 256);
+  std::vector<std::pair<int, double>> seen;
+  context.observe_passes([&](int tokens, double ms) { seen.push_back({tokens, ms}); });
+  sw::PassCounter passes;
+  context.append(m.tokenize("The weather in Paris", false), passes);
+  context.append({m.tokenize(" today", false).front()}, passes);
+  ASSERT_EQ(seen.size(), size_t(passes.passes));
+  EXPECT_EQ(seen.back().first, 1);
+  EXPECT_EQ(seen.front().first + seen.back().first, passes.tokens);
+  for (const auto& pass : seen) EXPECT_GT(pass.second, 0);
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 #include "engine/measure/cost_curve.h"
 
+#include "engine/measure/pass_costs.h"
 #include "engine/model/context.h"
 #include "util/measurement_cache.h"
 
+#include <algorithm>
 #include <chrono>
-#include <optional>
 
 namespace sw {
 namespace {
@@ -93,25 +94,17 @@ Speed measure_prefill_and_decode(Context& context, const LoadedModel& model, int
   return {prompt_tokens, decode_tokens, median(prefill), median(decode)};
 }
 
-std::string cost_curve_path(const LoadedModel& model) {
-  return measurement_path("costs", model.params.path, cpu_model() + "|" + std::to_string(model.threads),
-                          "-t" + std::to_string(model.threads) + build_flavor());
-}
-
-CostCurve cached_cost_curve(Context& context, const LoadedModel& model) {
-  const std::string path = cost_curve_path(model);
-  if (std::optional<CostCurve> saved = read_measurement<CostCurve>(path); saved && !saved->ms.empty()) return *saved;
-  CostCurve curve = measure_cost_curve(context, model);
-  write_measurement(path, curve.to_json());
-  return curve;
-}
-
 std::vector<double> measure_pass_costs(const Model& model, int max_tokens, int rounds) {
   if (max_tokens < 1 || max_tokens > 64) throw Error("max_tokens for a cost curve must be 1..64");
   if (rounds < 1) throw Error("rounds must be at least 1");
   if (loaded(model).params.vocab_only) throw Error("a model loaded with vocab_only cannot run passes");
   Context context(loaded(model), 1024);
-  return measure_cost_curve(context, loaded(model), max_tokens, rounds).ms;
+  const CostCurve curve = measure_cost_curve(context, loaded(model), max_tokens, rounds);
+  // The measurement also starts the estimates a session learns from (pass_costs.h).
+  PassCosts kept = kept_pass_costs(loaded(model));
+  for (int n = 1; n <= std::min(max_tokens, PassCosts::kWidths); ++n) kept.record(n, curve.cost(n));
+  keep_pass_costs(loaded(model), kept);
+  return curve.ms;
 }
 
 Speed measure_speed(const Model& model, int prompt_tokens, int decode_tokens, int rounds) {

@@ -1,9 +1,10 @@
-// The measured cost of a forward pass by the number of tokens it carries.
+// The cost of a forward pass by the number of tokens it carries.
 //
-// On a CPU a decode pass streams all weights once, so a pass carrying a few tokens costs little
-// more than one carrying a single token; how much more depends on the kernels (llama.cpp's
-// repacked quantized kernels work on rows in groups, so 4 tokens can cost less than 3). The
-// curve is measured on the running machine and cached per model file, thread count and CPU.
+// On a CPU a decode pass streams all weights once, so on a memory-bound machine a pass carrying
+// a few tokens costs little more than one carrying a single token; on a compute-bound one each
+// token costs nearly its share; and the kernels add steps of their own (llama.cpp's repacked
+// quantized kernels work on rows in groups, so 4 tokens can cost less than 3). A session learns
+// the curve from its own passes (pass_costs.h); measure_cost_curve is the explicit measurement.
 #pragma once
 
 #include <string>
@@ -38,10 +39,5 @@ CostCurve measure_cost_curve(Context& context, const LoadedModel& model, int max
 // passes of one token each, `rounds` times (after a warm-up); medians.
 Speed measure_prefill_and_decode(Context& context, const LoadedModel& model, int prompt_tokens, int decode_tokens,
                                  int rounds);
-
-// The cached curve for this model, machine and thread count, measured first if absent. The
-// cache is a JSON file under $SCHEMAWEAVER_CACHE or ~/.cache/schemaweaver/costs.
-CostCurve cached_cost_curve(Context& context, const LoadedModel& model);
-std::string cost_curve_path(const LoadedModel& model);
 
 }  // namespace sw

@@ -1,6 +1,7 @@
 #include "engine/model/context.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace sw {
 
@@ -79,8 +80,14 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
   }
   check_room(tokens.size());
   if (interrupt_ && interrupt_()) throw Cancelled("the call was cancelled");
+  const auto started = std::chrono::steady_clock::now();
   int rc = llama_decode(ctx_, batch_);
   if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ") " + llama_last_errors());
+  if (observe_) {
+    llama_synchronize(ctx_);  // a backend may compute asynchronously
+    observe_(int(tokens.size()),
+             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  }
   last_pass_start_ = history_.size();
   last_pass_logits_ = std::move(main_logits);
   rewound_logits_.clear();

@@ -96,6 +96,9 @@ class Context {
 
   // Asked before every pass; when it returns true, the pass throws Cancelled instead.
   void set_interrupt(std::function<bool()> interrupt) { interrupt_ = std::move(interrupt); }
+  // Told after every pass the tokens it carried and its time in ms: what passes cost now.
+  using PassObserver = std::function<void(int tokens, double ms)>;
+  void observe_passes(PassObserver observer) { observe_ = std::move(observer); }
 
   // The first `length` cells of sequence 0 as llama.cpp's sequence state (positions, keys,
   // values); sequence 0 itself is left as it is.
@@ -123,6 +126,7 @@ class Context {
   static constexpr size_t kNoGuess = size_t(-1);
   size_t guess_from_ = kNoGuess;  // see mark_guess
   std::function<bool()> interrupt_;
+  PassObserver observe_;
   // The last pass's tokens of sequence 0: the position of the first, and per token the batch
   // index of its logits (-1 if not kept). Logits of earlier passes are gone.
   size_t last_pass_start_ = 0;

@@ -7,7 +7,7 @@
 
 #include "engine/decode/decoder.h"
 #include "engine/decode/drafter.h"
-#include "engine/measure/cost_curve.h"
+#include "engine/measure/pass_costs.h"
 #include "engine/model/context.h"
 #include "engine/model/model.h"
 #include "engine/persist/prompt_cache.h"
@@ -69,29 +69,42 @@ class SessionState {
  public:
   std::shared_ptr<const Model> model;
   Context context;
-  std::optional<CostCurve> cost_curve;  // measured or read from the cache on first need
+  PassCosts pass_costs;  // learnt from every pass, starting from those kept by earlier runs
   // Speculative decoding with a draft model: its context follows the conversation across calls.
   std::shared_ptr<const Model> draft_model;
   std::unique_ptr<Context> draft_context;
-  double draft_pass_ms = 0;
+  PassCosts draft_pass_costs;
   size_t prompt_length = 0;  // of the last call
   std::optional<PromptCache> prompt_cache;  // tool-set prefixes on disk, if used
   std::string model_identity;               // of the model file, for the prompt cache
 
   explicit SessionState(std::shared_ptr<const Model> m)
-      : model(std::move(m)), context(loaded(*model), loaded(*model).params.context_size) {}
+      : model(std::move(m)), context(loaded(*model), loaded(*model).params.context_size),
+        pass_costs(kept_pass_costs(loaded(*model))) {
+    context.observe_passes([this](int tokens, double ms) { pass_costs.record(tokens, ms); });
+  }
 
-  std::unique_ptr<Drafter> drafter_for(const CallOptions& options) {
-    if (!options.draft_model) return std::make_unique<PromptLookup>(&*cost_curve);
+  // Drafts for a call whose passes cost `curve` (null: not known yet).
+  std::unique_ptr<Drafter> drafter_for(const CallOptions& options, const CostCurve* curve) {
+    if (!options.draft_model) return std::make_unique<PromptLookup>(curve);
     const LoadedModel& draft = loaded(*options.draft_model);
     if (draft_model != options.draft_model) {
       require_same_vocabulary(loaded(*model), draft);
       if (draft.params.vocab_only) throw Error("a draft model loaded with vocab_only cannot draft");
       draft_context = std::make_unique<Context>(draft, context.size());
-      draft_pass_ms = cached_cost_curve(*draft_context, draft).cost(1);
+      draft_pass_costs = kept_pass_costs(draft);
+      draft_context->observe_passes([this](int tokens, double ms) { draft_pass_costs.record(tokens, ms); });
       draft_model = options.draft_model;
     }
-    return std::make_unique<ModelDraft>(&*cost_curve, draft, *draft_context, draft_pass_ms);
+    // Until a pass of the draft model has been seen, its drafts are taken to cost nothing.
+    const CostCurve draft_costs = draft_pass_costs.estimate();
+    return std::make_unique<ModelDraft>(curve, draft, *draft_context, draft_costs.ms.empty() ? 0.0 : draft_costs.cost(1));
+  }
+
+  // The estimates kept for the next run, outside a call's measured time.
+  void keep_costs() {
+    keep_pass_costs(loaded(*model), pass_costs);
+    if (draft_model) keep_pass_costs(loaded(*draft_model), draft_pass_costs);
   }
 };
 
@@ -201,7 +214,7 @@ void Session::use_pass_costs(std::vector<double> ms) {
   for (double t : ms) {
     if (!(t > 0)) throw Error("a pass-cost curve holds a time that is not positive");
   }
-  state_->cost_curve = CostCurve{std::move(ms)};
+  state_->pass_costs.pin(CostCurve{std::move(ms)});
 }
 
 void Session::save_prompt_state(const std::string& path) {
@@ -254,8 +267,10 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
     Context& context;
     ~Reset() { context.set_interrupt(nullptr); }
   } reset{context};
-  if ((padding || drafting) && !state_->cost_curve) state_->cost_curve = cached_cost_curve(context, model);
-  std::unique_ptr<Drafter> drafter = drafting ? state_->drafter_for(options) : nullptr;
+  // Padding and drafts are sized by what passes cost now, as learnt so far.
+  const CostCurve costs = state_->pass_costs.estimate();
+  const CostCurve* curve = (padding || drafting) && !costs.ms.empty() ? &costs : nullptr;
+  std::unique_ptr<Drafter> drafter = drafting ? state_->drafter_for(options, curve) : nullptr;
 
   CallResult result;
   CallStats& s = result.stats;
@@ -273,10 +288,10 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
-  Answer answer(context, model, *prepared.tools, options, state_->cost_curve ? &*state_->cost_curve : nullptr,
-                drafter.get(), prefilled, result);
+  Answer answer(context, model, *prepared.tools, options, curve, drafter.get(), prefilled, result);
   answer.decode();
   save_tool_prefix(*state_, std::move(uncached_prefix), s);
+  state_->keep_costs();
   s.peak_rss_kb = peak_rss_kb();
   s.compile_ms = compile_clock_ms() - compiled_before;
   answer.judge(all_tools.tools());

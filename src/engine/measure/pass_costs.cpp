@@ -1,0 +1,99 @@
+#include "engine/measure/pass_costs.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/model/model.h"
+#include "util/measurement_cache.h"
+
+namespace sw {
+namespace {
+
+void push(std::deque<double>& window, double value) {
+  window.push_back(value);
+  if (window.size() > PassCosts::kWindow) window.pop_front();
+}
+
+std::optional<double> median_of(const std::deque<double>& window) {
+  if (window.empty()) return std::nullopt;
+  return median(std::vector<double>(window.begin(), window.end()));
+}
+
+}  // namespace
+
+void PassCosts::record(int tokens, double ms) {
+  if (tokens < 1 || !(ms > 0)) return;
+  recorded_ += 1;
+  if (tokens <= kWidths) push(by_width_[size_t(tokens - 1)], ms);
+  else push(wide_per_token_, ms / tokens);
+}
+
+CostCurve PassCosts::estimate() const {
+  if (pinned_) return *pinned_;
+  std::array<std::optional<double>, kWidths> seen;
+  for (int w = 1; w <= kWidths; ++w) seen[size_t(w - 1)] = median_of(by_width_[size_t(w - 1)]);
+  if (!seen[0]) return {};
+  const std::optional<double> per_token = median_of(wide_per_token_);
+  const double one = *seen[0];
+  // Without wide passes a pass is taken to cost its tokens' share of compute (no width is
+  // cheaper than fewer tokens, so nothing is padded on a guess).
+  auto prior = [&](int w) { return per_token ? std::max(one, w * *per_token) : one * w; };
+  CostCurve curve;
+  for (int w = 1; w <= kWidths; ++w) {
+    if (seen[size_t(w - 1)]) {
+      curve.ms.push_back(*seen[size_t(w - 1)]);
+      continue;
+    }
+    int below = w - 1, above = w + 1;
+    while (!seen[size_t(below - 1)]) --below;  // width 1 is seen
+    while (above <= kWidths && !seen[size_t(above - 1)]) ++above;
+    const double low = *seen[size_t(below - 1)];
+    if (above <= kWidths) {
+      const double high = *seen[size_t(above - 1)];
+      curve.ms.push_back(low + (high - low) * (w - below) / (above - below));
+    } else {
+      curve.ms.push_back(low * prior(w) / prior(below));
+    }
+  }
+  return curve;
+}
+
+Json PassCosts::to_json() const {
+  Json widths = Json::array();
+  for (const auto& window : by_width_) widths.push_back(std::vector<double>(window.begin(), window.end()));
+  return {{"ms_by_width", widths},
+          {"wide_ms_per_token", std::vector<double>(wide_per_token_.begin(), wide_per_token_.end())}};
+}
+
+void PassCosts::restore(const Json& saved) {
+  PassCosts read;
+  try {
+    const Json& widths = saved.at("ms_by_width");
+    for (size_t w = 0; w < widths.size() && w < size_t(kWidths); ++w) {
+      for (double ms : widths[w].get<std::vector<double>>()) read.record(int(w + 1), ms);
+    }
+    for (double ms : saved.at("wide_ms_per_token").get<std::vector<double>>()) push(read.wide_per_token_, ms);
+  } catch (const std::exception&) {
+    return;
+  }
+  read.recorded_ = 0;
+  read.pinned_ = pinned_;
+  *this = std::move(read);
+}
+
+std::string pass_costs_path(const LoadedModel& model) {
+  return measurement_path("pass-costs", model.params.path, cpu_model() + "|" + std::to_string(model.threads),
+                          "-t" + std::to_string(model.threads) + build_flavor());
+}
+
+PassCosts kept_pass_costs(const LoadedModel& model) {
+  PassCosts costs;
+  if (std::optional<Json> saved = read_measurement_json(pass_costs_path(model))) costs.restore(*saved);
+  return costs;
+}
+
+void keep_pass_costs(const LoadedModel& model, const PassCosts& costs) {
+  write_measurement(pass_costs_path(model), costs.to_json());
+}
+
+}  // namespace sw
