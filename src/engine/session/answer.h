@@ -20,7 +20,8 @@ void count_generation(CallStats& stats, const GenerationResult& generated);
 class Answer {
  public:
   // The answer after the `prefilled` prompt in `context`: `curve` prices the weaver's padding and
-  // drafts (may be null without them), `drafter` offers drafts (speculative, weaver drafts).
+  // drafts (null: neither is used, or no pass cost is known yet), `drafter` offers drafts
+  // (speculative, weaver drafts).
   Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
          const CostCurve* curve, Drafter* drafter, Clock::time_point prefilled, CallResult& result);
 

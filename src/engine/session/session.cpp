@@ -249,10 +249,6 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   return result;
 }
 
-namespace {
-
-}  // namespace
-
 CallResult Session::call(const std::vector<Message>& messages, const ToolSet& all_tools, const CallOptions& options) {
   const double compiled_before = compile_clock_ms();
   const LoadedModel& model = loaded(*state_->model);
