@@ -12,7 +12,7 @@ namespace cli {
 
 class ProgressLine {
  public:
-  // `unit` names what the stages count in the line ("cases"); empty: the stage's own name.
+  // `unit` names what the stages count ("cases"), written after the count; empty: none.
   explicit ProgressLine(std::string unit = "") : unit_(std::move(unit)) {}
   void operator()(const sw::Progress& progress);
   // As a callback for the library's long jobs (the line must outlive the job).

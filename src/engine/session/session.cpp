@@ -2,6 +2,7 @@
 // judged; the prompt cache and the prompt state around it.
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <fstream>
 #include <optional>
 
@@ -101,7 +102,20 @@ class SessionState {
     return std::make_unique<ModelDraft>(curve, draft, *draft_context, draft_costs.ms.empty() ? 0.0 : draft_costs.cost(1));
   }
 
-  // The estimates kept for the next run, outside a call's measured time.
+  ~SessionState() { keep_costs(); }
+
+  // The estimates kept for the next run, outside a call's measured time: after a session's first
+  // call, then at most once a minute (a server's calls write no file each), and when it ends.
+  void keep_costs_when_due() {
+    const auto now = std::chrono::steady_clock::now();
+    if (kept_at && now - *kept_at < std::chrono::minutes(1)) return;
+    keep_costs();
+    kept_at = now;
+  }
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> kept_at;
+
   void keep_costs() {
     keep_pass_costs(loaded(*model), pass_costs);
     if (draft_model) keep_pass_costs(loaded(*draft_model), draft_pass_costs);
@@ -287,7 +301,7 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   Answer answer(context, model, *prepared.tools, options, curve, drafter.get(), prefilled, result);
   answer.decode();
   save_tool_prefix(*state_, std::move(uncached_prefix), s);
-  state_->keep_costs();
+  state_->keep_costs_when_due();
   s.peak_rss_kb = peak_rss_kb();
   s.compile_ms = compile_clock_ms() - compiled_before;
   answer.judge(all_tools.tools());
