@@ -50,8 +50,9 @@ DRAFT_MODELS = {"qwen2.5-coder-1.5b-instruct-Q4_K_M": "qwen2.5-coder-0.5b-instru
 # Provisional calls only exist for read-only tools, so they are the step that marks the tools so.
 ABLATION = [("jump-forward", "jump-forward (baseline)"),
             ("schemaweaver/no-parallel/no-padding", "+ skeleton, values one branch at a time"),
-            ("schemaweaver/no-padding", "+ parallel values"),
-            ("schemaweaver", "+ padding by measured cost"),
+            ("schemaweaver/no-padding/branches", "+ parallel values"),
+            ("schemaweaver/branches", "+ padding by measured cost"),
+            ("schemaweaver", "+ each call planned by its predicted cost: branches or serial values (the default)"),
             ("schemaweaver/unverified", "without verification: the branches' values stand unchecked"),
             ("schemaweaver/read-only", "+ provisional calls (tools read-only)"),
             ("schemaweaver/given-args/read-only", "argument set given (upper bound)"),
@@ -59,8 +60,8 @@ ABLATION = [("jump-forward", "jump-forward (baseline)"),
             ("schemaweaver/whole-turn", "beyond the paper: + the next call guessed in the write-back pass")]
 # Rows whose answers must equal another mode's (the same decisions, made in fewer passes).
 # Verified SchemaWeaver writes the serial reference's calls (jump-forward, the same grammar).
-SAME_AS = {"schemaweaver/no-parallel/no-padding": "jump-forward", "schemaweaver/no-padding": "jump-forward",
-           "schemaweaver": "jump-forward",
+SAME_AS = {"schemaweaver/no-parallel/no-padding": "jump-forward", "schemaweaver/no-padding/branches": "jump-forward",
+           "schemaweaver/branches": "jump-forward", "schemaweaver": "jump-forward",
            "schemaweaver/read-only": "schemaweaver", "schemaweaver/drafts": "schemaweaver",
            "schemaweaver/whole-turn": "schemaweaver",
            "speculative": "constrained", "speculative/draft-model": "constrained",

@@ -8,7 +8,7 @@
 //   grammars and Matcher   the call grammar of a tool set and its byte matcher
 //   decode loop            generate() with its strategies and drafters
 //   compiled(tool_set)     the CompiledToolSet behind a public ToolSet
-//   skeleton, weave        SchemaWeaver's pieces
+//   skeleton, weave, plan  SchemaWeaver's pieces and the plan that prices them
 //   model tools            windows over a text, importance, output probes, type choice under a
 //                          budget, the measured time of each weight type
 //   MCP messages           what a server sends, read into plain values
@@ -27,6 +27,7 @@
 #include "engine/toolset/call_grammar.h"
 #include "engine/toolset/skeleton.h"
 #include "engine/toolset/tool_set.h"
+#include "engine/weave/plan.h"
 #include "engine/weave/weaver.h"
 #include "modeltools/allocation.h"
 #include "modeltools/importance.h"

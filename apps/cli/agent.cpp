@@ -40,6 +40,7 @@ std::vector<std::vector<std::string>> config_commands(const std::string& path) {
 struct AgentCommand {
   ModelOptions model;
   PromptCacheOptions prompt_cache;
+  PassCostOptions pass_costs;
   std::vector<std::string> mcp;
   std::string config_path;
   std::vector<std::string> tools;
@@ -76,6 +77,7 @@ struct AgentCommand {
     auto loaded = sw::Model::load(model.params);
     sw::Session session(loaded);
     prompt_cache.apply(session);
+    pass_costs.apply(session);
     sw::AgentOptions options;
     options.call = spec.options;
     options.call.max_tokens = max_tokens;
@@ -110,6 +112,7 @@ void add_agent_command(CLI::App& app) {
   auto c = std::make_shared<AgentCommand>();
   c->model.add_to(*cmd);
   c->prompt_cache.add_to(*cmd);
+  c->pass_costs.add_to(*cmd);
   cmd->add_option("--mcp", c->mcp, "an MCP server command, e.g. \"mcp-server-time\" (repeatable; split at spaces)");
   cmd->add_option("--config", c->config_path, "MCP servers from a JSON file {\"mcpServers\": {...}}");
   cmd->add_option("--tools", c->tools, "show the model only these of the servers' tools")->delimiter(',');

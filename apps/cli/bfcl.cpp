@@ -142,6 +142,7 @@ struct CaseSelection {
 
 struct BfclCommand {
   ModelOptions model;
+  PassCostOptions pass_costs;
   CaseSelection selection;
   std::string modes = "constrained,jump-forward,schemaweaver";
   int repeat = 1;
@@ -242,6 +243,7 @@ struct BfclCommand {
     auto loaded = sw::Model::load(model.params);
     auto draft = load_draft_model(draft_model_path, model.params, decode_modes);
     sw::Session session(loaded);
+    pass_costs.apply(session);
     auto done = finished_lines();
     std::ofstream out_file;
     if (!out_path.empty()) {
@@ -427,6 +429,7 @@ void add_bfcl_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bfcl", "run decoding modes over a BFCL sample and check the calls");
   auto c = std::make_shared<BfclCommand>();
   c->model.add_to(*cmd);
+  c->pass_costs.add_to(*cmd);
   c->selection.add_to(*cmd);
   cmd->add_option("--modes", c->modes, "comma-separated modes (mode[/switch...], see `call --mode`; /given-args takes the expected argument set), interleaved per case")->capture_default_str();
   cmd->add_option("--repeat", c->repeat, "timed repetitions per case and mode")->capture_default_str();

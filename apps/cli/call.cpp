@@ -18,6 +18,7 @@ struct SinceStart {
 struct CallCommand {
   ModelOptions model;
   PromptCacheOptions prompt_cache;
+  PassCostOptions pass_costs;
   std::string tools_path;
   std::string prompt;
   std::string messages_path;
@@ -71,6 +72,7 @@ struct CallCommand {
     if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools, options) << "\n";
     sw::Session session(loaded);
     prompt_cache.apply(session);
+    pass_costs.apply(session);
     const int restored = prompt_state.empty() ? 0 : session.restore_prompt_state(prompt_state);
     if (!json) {
       options.on_call = [](const sw::CallEvent& e) {
@@ -157,12 +159,13 @@ void add_call_command(CLI::App& app) {
   auto c = std::make_shared<CallCommand>();
   c->model.add_to(*cmd);
   c->prompt_cache.add_to(*cmd);
+  c->pass_costs.add_to(*cmd);
   cmd->add_option("--tools", c->tools_path, "tools JSON file (OpenAI, MCP or BFCL style)")->required();
   auto* prompt = cmd->add_option("-p,--prompt", c->prompt, "the user's request");
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
   prompt->excludes(messages);
   cmd->add_option("--mode", c->mode,
-                  "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional][/drafts][/whole-turn][/unverified][/no-adopt]")
+                  "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional][/drafts][/whole-turn][/unverified][/no-adopt][/branches]")
       ->capture_default_str();
   cmd->add_option("--tool", c->tool, "use this tool (its name is not decoded)");
   cmd->add_option("--given-arguments", c->given_arguments, "schemaweaver: decode exactly these arguments (needs --tool)")

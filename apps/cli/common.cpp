@@ -50,6 +50,22 @@ void PromptCacheOptions::apply(sw::Session& session) const {
   session.use_prompt_cache(folder, max_mib << 20);
 }
 
+void PassCostOptions::add_to(CLI::App& app) {
+  app.add_option("--pass-costs", file,
+                 "plan as if passes cost this table (JSON: ms of a pass of 1, 2, ... tokens, or `costs --json`'s "
+                 "output) instead of what this machine's passes are learnt to cost");
+}
+
+void PassCostOptions::apply(sw::Session& session) const {
+  if (file.empty()) return;
+  const sw::Json table = read_json_file(file);
+  const sw::Json& list = table.is_object() && table.contains("pass_ms_by_tokens") ? table["pass_ms_by_tokens"] : table;
+  if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const sw::Json& t) { return t.is_number(); }))
+    throw sw::Error(file + ": a pass-cost table is a list of ms (a pass of 1, 2, ... tokens) or an object with "
+                           "\"pass_ms_by_tokens\"");
+  session.use_pass_costs(list.get<std::vector<double>>());
+}
+
 ModeSpec parse_mode_spec(const std::string& text) {
   ModeSpec spec;
   spec.label = text;

@@ -26,6 +26,16 @@ struct PromptCacheOptions {
   void apply(sw::Session& session) const;  // throws sw::Error if the folder cannot be made
 };
 
+// --pass-costs FILE: plan, pad and draft as if passes cost what the file says (Session::
+// use_pass_costs) instead of what this machine's passes are learnt to cost - another machine's
+// table. The file is JSON: the ms of a pass of 1, 2, ... tokens as a list, or an object with
+// that list as "pass_ms_by_tokens" (what `costs --json` prints).
+struct PassCostOptions {
+  std::string file;
+  void add_to(CLI::App& app);
+  void apply(sw::Session& session) const;  // throws sw::Error on a file that is not such a table
+};
+
 // The template's thinking block and other variables, as `call` and `agent` take them.
 struct TemplateOptions {
   int thinking = 0;

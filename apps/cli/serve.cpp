@@ -39,11 +39,12 @@ namespace openai = sw::openai;
 class SlotPool {
  public:
   SlotPool(const std::shared_ptr<const sw::Model>& model, int slots, int max_waiting,
-           const PromptCacheOptions& prompt_cache)
+           const PromptCacheOptions& prompt_cache, const PassCostOptions& pass_costs)
       : max_waiting_(max_waiting) {
     for (int i = 0; i < slots; ++i) {
       sessions_.push_back(std::make_unique<sw::Session>(model));
       prompt_cache.apply(*sessions_.back());
+      pass_costs.apply(*sessions_.back());
       busy_.push_back(false);
       prefix_.push_back("");
     }
@@ -264,6 +265,7 @@ std::string sse(const sw::Json& value) {
 struct ServeCommand {
   ModelOptions model;
   PromptCacheOptions prompt_cache;
+  PassCostOptions pass_costs;
   std::string host = "127.0.0.1";
   int port = 8080;
   int slots = 1;
@@ -284,7 +286,7 @@ struct ServeCommand {
     std::signal(SIGPIPE, SIG_IGN);  // a client that went away must not end the server
     auto loaded = sw::Model::load(model.params);
     std::string model_id = loaded->info().name.empty() ? model.params.path : loaded->info().name;
-    SlotPool pool(loaded, slots, max_waiting, prompt_cache);
+    SlotPool pool(loaded, slots, max_waiting, prompt_cache, pass_costs);
     sw::ToolSetCache tool_sets(loaded, size_t(tool_set_cache));
     Metrics metrics;
     std::atomic<long> next_id{1};
@@ -482,6 +484,7 @@ void add_serve_command(CLI::App& app) {
   auto c = std::make_shared<ServeCommand>();
   c->model.add_to(*cmd);
   c->prompt_cache.add_to(*cmd);
+  c->pass_costs.add_to(*cmd);
   cmd->add_option("--host", c->host, "address to listen on (loopback by default)")->capture_default_str();
   cmd->add_option("--port", c->port, "port")->capture_default_str()->check(CLI::Range(1, 65535));
   cmd->add_option("--slots", c->slots, "requests generated at once, each with its own KV cache")

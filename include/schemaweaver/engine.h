@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -130,6 +131,10 @@ struct WeaverOptions {
   // for bit on kernels that compute a token's row alike in passes of any shape (README, "Why
   // lossless modes differ"); it costs the first value's tokens in that pass.
   bool adopt_first = true;
+  // Each call's values in branches only where that is predicted to cost less than decoding
+  // them serially, from what passes cost on this machine now (the calls are the same either
+  // way). False (switch "branches"): always in branches.
+  bool plan_by_cost = true;
 };
 
 // A call as soon as it can be executed (SchemaWeaver emits it before the turn is finished).
@@ -200,7 +205,7 @@ struct CallOptions {
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,
 // "mode[/switch...]": the decoding mode, then switches that set `options` - auto (tool_choice
 // auto, any mode), list (calls_as_list, any mode but free) and, for schemaweaver, no-parallel, no-padding, no-provisional, drafts,
-// whole-turn and unverified (WeaverOptions). Switches named in `own` are the caller's: they are
+// whole-turn, unverified, no-adopt and branches (WeaverOptions). Switches named in `own` are the caller's: they are
 // returned in order, for it to apply. Throws Error on an unknown mode or switch.
 std::vector<std::string> apply_mode(const std::string& text, CallOptions& options,
                                     const std::vector<std::string>& own = {});
@@ -239,6 +244,14 @@ struct VerificationStats {
   int unverified_calls = 0;  // calls written back without the logits to check them (none expected)
 };
 
+// How SchemaWeaver decoded a call's values, and the predicted time of each way.
+struct PlanStats {
+  std::string tool;
+  bool branches = true;    // false: serially, as jump-forward writes them
+  double branches_ms = 0;  // predicted from the pass costs (both 0: none known yet, or not
+  double serial_ms = 0;    // planned by cost; the branches then)
+};
+
 struct CallStats {
   int prompt_tokens = 0;
   int prompt_reused_tokens = 0;  // of which came from the KV cache of the previous call
@@ -264,6 +277,11 @@ struct CallStats {
   int accepted_draft_tokens = 0;  // of which the model chose (each saved a pass)
   VerificationStats verification;
   std::vector<PhaseStats> phases;
+  std::vector<PlanStats> plans;   // SchemaWeaver: per call of the turn with arguments
+  // The answer's passes (after the prompt's) by the tokens each carried, and their time: what
+  // bench/replay.py prices with another machine's pass costs.
+  std::map<int, int> passes_by_tokens;
+  double pass_ms = 0;
   std::vector<CallEvent> events;  // the calls as they became executable
   // Every token the model chose, in the order of the text. Under ToolChoice::Auto, the choice
   // between a call and a reply in text is the first, at offset 0, with the smallest margin of

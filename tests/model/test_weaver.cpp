@@ -94,9 +94,12 @@ sw::CallResult call(const std::vector<sw::ToolSpec>& tools, const std::string& r
   return fresh_call(model(), {{"user", request}}, tools, options);
 }
 
+// The branches always: these tests check their mechanics (the plan that chooses between them
+// and serial values has tests of its own below).
 sw::CallOptions weaving(int max_tokens = 96) {
   sw::CallOptions options;
   options.max_tokens = max_tokens;
+  options.weaver.plan_by_cost = false;
   return options;
 }
 
@@ -458,7 +461,9 @@ TEST(Weaver, WriteBackEqualsSerialPrefill) {
     options.weaver.padding = false;
     auto compiled = sw::compile_tools(model(), tools);
     sw::CallStats stats;
-    sw::WeaveResult result = sw::weave(woven, m, sw::compiled(*compiled), options, nullptr, tracker, nullptr, stats);
+    sw::CallHistory history;
+    sw::WeaveResult result =
+        sw::weave(woven, m, sw::compiled(*compiled), options, {nullptr, history}, tracker, nullptr, stats);
     ASSERT_TRUE(result.failure.empty()) << result.failure;
 
     // The reference: the same tokens prefilled serially, the prompt in one batch and the call
@@ -501,6 +506,62 @@ TEST(Weaver, TheContextTellsItsObserverEveryPass) {
   EXPECT_EQ(seen.back().first, 1);
   EXPECT_EQ(seen.front().first + seen.back().first, passes.tokens);
   for (const auto& pass : seen) EXPECT_GT(pass.second, 0);
+}
+
+// The plan prices each call on the machine's pass costs: where every token of a pass costs its
+// share, the values are decoded serially - jump-forward's passes and answer exactly -; where a
+// wide pass costs little more than a narrow one, in branches - jump-forward's calls in fewer
+// passes. The plan and the passes by width are in the call's stats.
+TEST(Weaver, EachCallIsPlannedByWhatItsPassesCost) {
+  const std::vector<double> compute_bound = {65, 106.6, 146, 186.5, 224, 263, 300, 370.5};
+  const std::vector<double> memory_bound = {20, 20.8, 21.6, 22.4, 23.2, 24, 24.8, 25.6};
+  sw::bfcl::Case c = bfcl_case("simple_python_27");  // three required numbers
+  auto tools = sw::parse_tools(c.functions);
+  auto planned_on = [&](const std::vector<double>& costs, sw::DecodeMode mode) {
+    sw::Session session(model());
+    session.use_pass_costs(costs);
+    sw::CallOptions options;
+    options.max_tokens = 96;
+    options.mode = mode;
+    return session.call(c.messages, tools, options);
+  };
+  sw::CallResult reference = planned_on(compute_bound, sw::DecodeMode::JumpForward);
+  sw::CallResult serial = planned_on(compute_bound, sw::DecodeMode::SchemaWeaver);
+  ASSERT_EQ(serial.stats.plans.size(), 1u);
+  EXPECT_EQ(serial.stats.plans[0].tool, c.functions[0]["name"]);
+  EXPECT_FALSE(serial.stats.plans[0].branches);
+  EXPECT_GT(serial.stats.plans[0].branches_ms, serial.stats.plans[0].serial_ms);
+  EXPECT_EQ(serial.text, reference.text);
+  EXPECT_EQ(serial.calls, reference.calls);
+  EXPECT_EQ(serial.stats.call_passes, reference.stats.call_passes);
+  for (const sw::PhaseStats& p : serial.stats.phases) EXPECT_NE(p.name, "skeleton");
+
+  sw::CallResult woven = planned_on(memory_bound, sw::DecodeMode::SchemaWeaver);
+  ASSERT_EQ(woven.stats.plans.size(), 1u);
+  EXPECT_TRUE(woven.stats.plans[0].branches);
+  EXPECT_LT(woven.stats.plans[0].branches_ms, woven.stats.plans[0].serial_ms);
+  EXPECT_TRUE(agree_where_decided(reference, woven));
+  EXPECT_LT(woven.stats.call_passes, reference.stats.call_passes);
+
+  // Every pass of the answer is counted by its width, what bench/replay.py prices.
+  for (const sw::CallResult* r : {&reference, &serial, &woven}) {
+    int passes = 0;
+    for (const auto& [tokens, count] : r->stats.passes_by_tokens) passes += count;
+    EXPECT_EQ(passes, r->stats.call_passes);
+    EXPECT_GT(r->stats.pass_ms, 0);
+    EXPECT_LE(r->stats.pass_ms, r->stats.call_ms);
+  }
+}
+
+// A call of one required argument is never faster in a branch, on any machine: it goes serially.
+TEST(Weaver, OneArgumentCallGoesSerially) {
+  sw::CallOptions options;
+  options.max_tokens = 96;
+  sw::CallResult r = call(weather_tools(), "What is the weather like in Paris?", options);
+  ASSERT_EQ(r.stats.plans.size(), 1u);
+  EXPECT_FALSE(r.stats.plans[0].branches);
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].arguments["city"], "Paris");
 }
 
 }  // namespace

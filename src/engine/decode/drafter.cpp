@@ -13,11 +13,7 @@ void Drafter::record(int checked, int accepted) {
 
 double Drafter::pass_cost(int tokens) const {
   if (!curve_ || curve_->max_tokens() == 0) return 1.0;
-  int last = curve_->max_tokens();
-  if (tokens <= last) return curve_->cost(tokens);
-  // Beyond the measured range, the last step of the curve continues.
-  double step = last > 1 ? curve_->cost(last) - curve_->cost(last - 1) : curve_->cost(last);
-  return curve_->cost(last) + step * (tokens - last);
+  return curve_->pass_ms(tokens);
 }
 
 int Drafter::best_length(int carried, int available, double p, double ms_per_draft_token) const {

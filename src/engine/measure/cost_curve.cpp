@@ -39,9 +39,23 @@ int CostCurve::free_size(int n, double margin) const {
   return most;
 }
 
-Json CostCurve::to_json() const { return {{"pass_ms_by_tokens", ms}}; }
+double CostCurve::pass_ms(int n) const {
+  const int last = max_tokens();
+  if (n <= last) return cost(n);
+  const double step = last > 1 ? std::max(0.0, cost(last) - cost(last - 1)) : cost(last);
+  return std::max(cost(last) + step * (n - last), n * wide_ms_per_token);
+}
 
-void from_json(const Json& json, CostCurve& curve) { json.at("pass_ms_by_tokens").get_to(curve.ms); }
+Json CostCurve::to_json() const {
+  Json json = {{"pass_ms_by_tokens", ms}};
+  if (wide_ms_per_token > 0) json["wide_ms_per_token"] = wide_ms_per_token;
+  return json;
+}
+
+void from_json(const Json& json, CostCurve& curve) {
+  json.at("pass_ms_by_tokens").get_to(curve.ms);
+  curve.wide_ms_per_token = json.value("wide_ms_per_token", 0.0);
+}
 
 CostCurve measure_cost_curve(Context& context, const LoadedModel& model, int max_tokens, int rounds,
                              int context_tokens) {

@@ -18,9 +18,13 @@ class Context;
 
 struct CostCurve {
   std::vector<double> ms;  // ms[n - 1]: median time of a pass carrying n tokens
+  double wide_ms_per_token = 0;  // of passes wider than the curve (a prefill), where seen
 
   int max_tokens() const { return int(ms.size()); }
   double cost(int n) const { return ms.at(size_t(n - 1)); }
+  // The time of a pass carrying n tokens, n beyond the curve included: the curve's last step
+  // goes on, or the wide passes' cost per token where that is more.
+  double pass_ms(int n) const;
   // The number of tokens a pass that must carry n should carry: the cheapest m >= n within the
   // curve, if it is cheaper than n by more than `margin` (measurement noise); else n.
   int padded_size(int n, double margin = 0.03) const;

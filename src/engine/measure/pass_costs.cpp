@@ -39,6 +39,7 @@ CostCurve PassCosts::estimate() const {
   // cheaper than fewer tokens, so nothing is padded on a guess).
   auto prior = [&](int w) { return per_token ? std::max(one, w * *per_token) : one * w; };
   CostCurve curve;
+  curve.wide_ms_per_token = per_token.value_or(0.0);
   for (int w = 1; w <= kWidths; ++w) {
     if (seen[size_t(w - 1)]) {
       curve.ms.push_back(*seen[size_t(w - 1)]);

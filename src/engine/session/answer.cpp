@@ -22,8 +22,8 @@ void count_generation(CallStats& stats, const GenerationResult& generated) {
 }
 
 Answer::Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-               const CostCurve* curve, Drafter* drafter, Clock::time_point prefilled, CallResult& result)
-    : context_(context), model_(model), tools_(tools), options_(options), curve_(curve), drafter_(drafter),
+               Planning planning, Drafter* drafter, Clock::time_point prefilled, CallResult& result)
+    : context_(context), model_(model), tools_(tools), options_(options), planning_(planning), drafter_(drafter),
       prefilled_(prefilled), result_(result), stats_(result.stats),
       tracker_(prefilled, tools.format().call_close_marker(),
                tools.format().arguments.keywords && tools.format().arguments.notation.json()),
@@ -41,7 +41,7 @@ void Answer::decode() {
   if (result_.text_reply) {
     stats_.phases.push_back({"reply", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
   } else if (options_.mode == DecodeMode::SchemaWeaver) {
-    WeaveResult woven = weave(context_, model_, tools_, options_, curve_, tracker_, drafter_, stats_);
+    WeaveResult woven = weave(context_, model_, tools_, options_, planning_, tracker_, drafter_, stats_);
     generated_ = std::move(woven.generation);
     woven_calls_ = std::move(woven.calls);
     failure_ = std::move(woven.failure);

@@ -9,7 +9,7 @@
 
 #include "engine/decode/call_events.h"
 #include "engine/decode/decoder.h"
-#include "engine/measure/cost_curve.h"
+#include "engine/weave/plan.h"
 #include "engine/toolset/tool_set.h"
 
 namespace sw {
@@ -19,11 +19,10 @@ void count_generation(CallStats& stats, const GenerationResult& generated);
 
 class Answer {
  public:
-  // The answer after the `prefilled` prompt in `context`: `curve` prices the weaver's padding and
-  // drafts (null: neither is used, or no pass cost is known yet), `drafter` offers drafts
-  // (speculative, weaver drafts).
+  // The answer after the `prefilled` prompt in `context`: `planning` prices the weaver's plans,
+  // padding and drafts, `drafter` offers drafts (speculative, weaver drafts).
   Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-         const CostCurve* curve, Drafter* drafter, Clock::time_point prefilled, CallResult& result);
+         Planning planning, Drafter* drafter, Clock::time_point prefilled, CallResult& result);
 
   // Decodes the answer; the stats of its passes and its decisions into the result.
   void decode();
@@ -48,7 +47,7 @@ class Answer {
   const LoadedModel& model_;
   const CompiledToolSet& tools_;
   const CallOptions& options_;
-  const CostCurve* const curve_;
+  const Planning planning_;
   Drafter* const drafter_;
   const Clock::time_point prefilled_;
   CallResult& result_;

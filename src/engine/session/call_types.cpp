@@ -27,11 +27,16 @@ DecodeMode parse_decode_mode(const std::string& name) {
 }
 
 std::vector<std::string> apply_mode(const std::string& text, CallOptions& options, const std::vector<std::string>& own) {
-  static const std::vector<std::pair<std::string, bool WeaverOptions::*>> weaver_switches = {
-      {"no-parallel", &WeaverOptions::parallel_values}, {"no-padding", &WeaverOptions::padding},
-      {"no-provisional", &WeaverOptions::provisional}, {"drafts", &WeaverOptions::drafts},
-      {"whole-turn", &WeaverOptions::whole_turn}, {"unverified", &WeaverOptions::verify},
-      {"no-adopt", &WeaverOptions::adopt_first}};
+  struct Switch {
+    std::string name;
+    bool WeaverOptions::*option;
+    bool value;  // what the switch sets the option to
+  };
+  static const std::vector<Switch> weaver_switches = {
+      {"no-parallel", &WeaverOptions::parallel_values, false}, {"no-padding", &WeaverOptions::padding, false},
+      {"no-provisional", &WeaverOptions::provisional, false},  {"drafts", &WeaverOptions::drafts, true},
+      {"whole-turn", &WeaverOptions::whole_turn, true},        {"unverified", &WeaverOptions::verify, false},
+      {"no-adopt", &WeaverOptions::adopt_first, false},        {"branches", &WeaverOptions::plan_by_cost, false}};
   size_t slash = text.find('/');
   options.mode = parse_decode_mode(text.substr(0, slash));
   std::vector<std::string> found;
@@ -52,17 +57,16 @@ std::vector<std::string> apply_mode(const std::string& text, CallOptions& option
       continue;
     }
     auto weaver = std::find_if(weaver_switches.begin(), weaver_switches.end(),
-                               [&](const auto& s) { return s.first == name; });
+                               [&](const Switch& s) { return s.name == name; });
     if (weaver == weaver_switches.end()) {
       std::string known = "auto, list";
-      for (const auto& s : weaver_switches) known += ", " + s.first;
+      for (const Switch& s : weaver_switches) known += ", " + s.name;
       for (const std::string& s : own) known += ", " + s;
       throw Error("'" + text + "': unknown switch '" + name + "' (known: " + known + ")");
     }
     if (options.mode != DecodeMode::SchemaWeaver)
       throw Error("'" + text + "': '" + name + "' is a switch of the schemaweaver mode");
-    // A "no-" switch or "unverified" turns its option off; the others turn theirs on.
-    options.weaver.*(weaver->second) = name.rfind("no-", 0) != 0 && name != "unverified";
+    options.weaver.*(weaver->option) = weaver->value;
   }
   return found;
 }
@@ -77,6 +81,12 @@ Json CallStats::to_json() const {
   Json phase_list = Json::array();
   for (const PhaseStats& p : phases)
     phase_list.push_back({{"name", p.name}, {"passes", p.passes}, {"tokens", p.tokens}, {"ms", p.ms}});
+  Json plan_list = Json::array();
+  for (const PlanStats& p : plans)
+    plan_list.push_back({{"tool", p.tool}, {"plan", p.branches ? "branches" : "serial"},
+                         {"branches_ms", p.branches_ms}, {"serial_ms", p.serial_ms}});
+  Json widths = Json::object();
+  for (const auto& [tokens, count] : passes_by_tokens) widths[std::to_string(tokens)] = count;
   return {{"prompt_tokens", prompt_tokens}, {"prompt_reused_tokens", prompt_reused_tokens},
           {"prompt_restored_tokens", prompt_restored_tokens}, {"prompt_cache_stored_tokens", prompt_cache_stored_tokens},
           {"prompt_passes", prompt_passes}, {"prompt_ms", prompt_ms}, {"executable_ms", executable_ms},
@@ -84,7 +94,8 @@ Json CallStats::to_json() const {
           {"call_tokens", call_tokens}, {"sampled_tokens", sampled_tokens},
           {"constraint_ms", constraint_ms}, {"constraint_steps", constraint_steps}, {"compile_ms", compile_ms},
           {"draft_tokens", draft_tokens}, {"accepted_draft_tokens", accepted_draft_tokens},
-          {"peak_rss_kb", peak_rss_kb}, {"phases", phase_list}, {"smallest_margin", closest},
+          {"peak_rss_kb", peak_rss_kb}, {"phases", phase_list}, {"plans", plan_list},
+          {"passes_by_tokens", widths}, {"pass_ms", pass_ms}, {"smallest_margin", closest},
           {"verification",
            {{"checked_tokens", verification.checked_tokens}, {"repaired_calls", verification.repaired_calls},
             {"discarded_tokens", verification.discarded_tokens},

@@ -71,6 +71,8 @@ class SessionState {
   std::shared_ptr<const Model> model;
   Context context;
   PassCosts pass_costs;  // learnt from every pass, starting from those kept by earlier runs
+  CallHistory history;   // what the session's calls showed, for SchemaWeaver's plans
+  CallStats* answering = nullptr;  // the stats of the answer being decoded: its passes by width
   // Speculative decoding with a draft model: its context follows the conversation across calls.
   std::shared_ptr<const Model> draft_model;
   std::unique_ptr<Context> draft_context;
@@ -82,7 +84,12 @@ class SessionState {
   explicit SessionState(std::shared_ptr<const Model> m)
       : model(std::move(m)), context(loaded(*model), loaded(*model).params.context_size),
         pass_costs(kept_pass_costs(loaded(*model))) {
-    context.observe_passes([this](int tokens, double ms) { pass_costs.record(tokens, ms); });
+    context.observe_passes([this](int tokens, double ms) {
+      pass_costs.record(tokens, ms);
+      if (!answering) return;
+      answering->passes_by_tokens[tokens] += 1;
+      answering->pass_ms += ms;
+    });
   }
 
   // Drafts for a call whose passes cost `curve` (null: not known yet).
@@ -270,20 +277,23 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   const Prepared prepared = prepare(*state_, messages, all_tools, options);
   const bool drafting =
       options.mode == DecodeMode::Speculative || (options.mode == DecodeMode::SchemaWeaver && options.weaver.drafts);
-  const bool padding = options.mode == DecodeMode::SchemaWeaver && options.weaver.padding;
   // Every pass first asks whether the caller still wants the answer.
   context.set_interrupt(options.cancelled);
   struct Reset {
     Context& context;
     ~Reset() { context.set_interrupt(nullptr); }
   } reset{context};
-  // Padding and drafts are sized by what passes cost now, as learnt so far.
+  // Plans, padding and drafts are priced by what passes cost now, as learnt so far.
   const CostCurve costs = state_->pass_costs.estimate();
-  const CostCurve* curve = (padding || drafting) && !costs.ms.empty() ? &costs : nullptr;
+  const CostCurve* curve = !costs.ms.empty() ? &costs : nullptr;
   std::unique_ptr<Drafter> drafter = drafting ? state_->drafter_for(options, curve) : nullptr;
 
   CallResult result;
   CallStats& s = result.stats;
+  struct Recording {
+    CallStats*& answering;
+    ~Recording() { answering = nullptr; }
+  } recording{state_->answering};
   PassCounter prompt_passes;
   const auto started = Clock::now();
   std::vector<llama_token> uncached_prefix = restore_tool_prefix(*state_, messages, prepared, s);
@@ -293,12 +303,14 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   state_->prompt_length = prepared.prompt.size();
   const auto prefilled = Clock::now();
   s.prompt_ms = ms_between(started, prefilled);
+  state_->answering = &s;
   // The model's thinking comes first, free in every mode; the answer follows the block.
   count_generation(s, think(context, model, options, result));
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
-  Answer answer(context, model, *prepared.tools, options, curve, drafter.get(), prefilled, result);
+  Answer answer(context, model, *prepared.tools, options, Planning{curve, state_->history}, drafter.get(), prefilled,
+                result);
   answer.decode();
   save_tool_prefix(*state_, std::move(uncached_prefix), s);
   state_->keep_costs_when_due();

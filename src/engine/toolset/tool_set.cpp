@@ -129,9 +129,11 @@ std::shared_ptr<const Grammar> CompiledToolSet::tail(const ToolSpec& tool, const
 
 std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
                                                           const std::vector<const Property*>& branches,
-                                                          OptionalArguments optional, NextCall next) const {
+                                                          OptionalArguments optional, NextCall next,
+                                                          const std::string& before) const {
   std::string key = "reference " + address(&tool) + " " + std::to_string(int(optional)) + std::to_string(int(next));
   for (const Property* p : branches) key += " " + address(p);
+  key += " " + before;
   return grammars_.get(key, [&] {
     std::vector<Property> arguments;
     for (const Property* p : branches) {
@@ -141,7 +143,7 @@ std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
     if (optional == OptionalArguments::Follow) {
       for (const Property& p : optional_arguments(tool)) arguments.push_back(p);
     }
-    return build_tail_grammar(format_.call_head(tool.name), format_, arguments, Members::NoneYet, next);
+    return build_tail_grammar(before + format_.call_head(tool.name), format_, arguments, Members::NoneYet, next);
   });
 }
 

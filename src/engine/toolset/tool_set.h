@@ -76,10 +76,12 @@ class CompiledToolSet final : public ToolSet {
   // and its end, or the whole arguments object if no member is written yet.
   std::shared_ptr<const Grammar> tail(const ToolSpec& tool, const std::string& prefix, OptionalArguments optional,
                                       Members members, NextCall next) const;
-  // The serial reference's grammar of `tool`'s call from its name on: the `branches` (required
-  // there) first, then the optional arguments where they may follow.
+  // The serial reference's grammar of `tool`'s call from its name on (after `before`, text of
+  // the turn before the call's head): the `branches` (required there) first, then the optional
+  // arguments where they may follow.
   std::shared_ptr<const Grammar> reference(const ToolSpec& tool, const std::vector<const Property*>& branches,
-                                           OptionalArguments optional, NextCall next) const;
+                                           OptionalArguments optional, NextCall next,
+                                           const std::string& before = "") const;
   // The skeleton of a call whose head text is `head_text`, a branch per argument of `arguments`.
   std::shared_ptr<const Skeleton> skeleton(const std::string& head_text,
                                            const std::vector<const Property*>& arguments) const;

@@ -4,17 +4,19 @@
 #include <optional>
 
 namespace sw {
-namespace {
 
-// The serial reference's matcher for the current call, standing after the first `length`
-// bytes of the answer: jump-forward over the call's grammar, the arguments in the order the
-// weaver writes them (the branches' first, then the later ones).
 Matcher reference_matcher(const WeaveTurn& turn, const ToolSpec& tool, NextCall next, size_t length) {
-  Matcher m(turn.tools.reference(tool, turn.branch_arguments(tool), turn.optional_arguments(), next));
-  if (!m.advance(std::string_view(turn.text).substr(turn.call_start, length - turn.call_start)))
+  // Where the call's head is not in the cache yet (a name no pass decided), the grammar starts
+  // at `length` with the turn's text before the head.
+  const size_t from = std::min(length, turn.call_start);
+  Matcher m(turn.tools.reference(tool, turn.branch_arguments(tool), turn.optional_arguments(), next,
+                                 turn.text.substr(from, turn.call_start - from)));
+  if (!m.advance(std::string_view(turn.text).substr(from, length - from)))
     throw Error("internal: the call left its reference grammar");
   return m;
 }
+
+namespace {
 
 // Whether the reference's `choice` for a branch's k-th pick makes the same value: the same
 // token, or for the last pick, another token that ends the value with the same text (what

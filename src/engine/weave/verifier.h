@@ -17,6 +17,12 @@ struct Verdict {
   std::vector<llama_token> rest;  // the assembled call's tokens after where it stands
 };
 
+// The serial reference's matcher for the current call of `tool`, standing after the first
+// `length` bytes of the answer (which may end before the call's head): jump-forward over the
+// call's grammar, the arguments in the order the weaver writes them (the branches' first, then
+// the later ones).
+Matcher reference_matcher(const WeaveTurn& turn, const ToolSpec& tool, NextCall next, size_t length);
+
 // Checks the call `w` wrote back (its `checked` logits kept) against the reference for a call
 // of `tool` (`next`: whether a call may follow it). Cuts the cache and the turn's text at the
 // first disagreement; returns where the reference goes on from, with the rest of the

@@ -5,10 +5,10 @@
 namespace sw {
 
 WeaveTurn::WeaveTurn(Context& conversation, const LoadedModel& loaded, const CompiledToolSet& tool_set,
-                     const CallOptions& call_options, const CostCurve* pass_costs, CallTracker& call_tracker,
+                     const CallOptions& call_options, Planning planning, CallTracker& call_tracker,
                      Drafter* value_drafter, CallStats& call_stats)
-    : context(conversation), model(loaded), tools(tool_set), options(call_options), curve(pass_costs),
-      tracker(call_tracker), drafter(value_drafter), prompt_size(size_t(conversation.used())), stats(call_stats) {}
+    : context(conversation), model(loaded), tools(tool_set), options(call_options), curve(planning.curve),
+      history(planning.history), tracker(call_tracker), drafter(value_drafter), prompt_size(size_t(conversation.used())), stats(call_stats) {}
 
 std::string WeaveTurn::pending() const { return text.substr(cached_text_size(context.decided())); }
 
@@ -68,12 +68,12 @@ bool WeaveTurn::serial(const std::string& name, std::unique_ptr<Strategy> strate
 }
 
 size_t WeaveTurn::keep_guess(const std::vector<llama_token>& tokens) {
-  const std::vector<llama_token>& history = context.history();
+  const std::vector<llama_token>& cached = context.history();
   const size_t from = context.decided();
   size_t same = 0;
-  while (same < tokens.size() && from + same < history.size() && history[from + same] == tokens[same]) ++same;
+  while (same < tokens.size() && from + same < cached.size() && cached[from + same] == tokens[same]) ++same;
   context.truncate(from + same);
-  context.mark_guess(history.size());
+  context.mark_guess(cached.size());
   return same;
 }
 

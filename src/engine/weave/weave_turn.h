@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/decode/decoder.h"
-#include "engine/measure/cost_curve.h"
+#include "engine/weave/plan.h"
 #include "engine/toolset/tool_set.h"
 
 namespace sw {
@@ -23,14 +23,15 @@ struct WeaveResult {
 
 struct WeaveTurn {
   WeaveTurn(Context& conversation, const LoadedModel& loaded, const CompiledToolSet& tool_set,
-            const CallOptions& call_options, const CostCurve* pass_costs, CallTracker& call_tracker,
+            const CallOptions& call_options, Planning planning, CallTracker& call_tracker,
             Drafter* value_drafter, CallStats& call_stats);
 
   Context& context;
   const LoadedModel& model;
   const CompiledToolSet& tools;
   const CallOptions& options;
-  const CostCurve* const curve;  // for padding and drafts (may be null without them)
+  const CostCurve* const curve;  // for the plan, padding and drafts (null: no pass cost known yet)
+  CallHistory& history;          // the session's earlier calls, for the plan
   CallTracker& tracker;
   Drafter* const drafter;        // drafts in the values passes (WeaverOptions::drafts), or null
   const size_t prompt_size;      // the conversation's length before the answer

@@ -20,8 +20,8 @@ bool ends_with(const std::string& text, const std::string& end) {
 class Weaver {
  public:
   Weaver(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-         const CostCurve* curve, CallTracker& tracker, Drafter* drafter, CallStats& stats)
-      : turn_(context, model, tools, options, curve, tracker, drafter, stats), values_(turn_) {}
+         Planning planning, CallTracker& tracker, Drafter* drafter, CallStats& stats)
+      : turn_(context, model, tools, options, planning, tracker, drafter, stats), values_(turn_) {}
 
   WeaveResult run() {
     for (int index = 0;; ++index) {
@@ -63,6 +63,13 @@ class Weaver {
            std::any_of(tool.arguments.begin(), tool.arguments.end(), [](const Property& p) { return !p.required; });
   }
 
+  // Whether a call of `tool` in branches is announced provisionally before its end: a read-only
+  // tool, where the final call waits for a check or for optional arguments.
+  bool gets_provisional(const ToolSpec& tool) const {
+    const WeaverOptions& options = turn_.options.weaver;
+    return tool.read_only && options.provisional && (decides_later(tool) || options.verify);
+  }
+
   void emit(CallEvent::Kind kind, int index, ToolCall call, double at_ms, bool replaces = false) {
     if (kind == CallEvent::Kind::Final) turn_.result.calls.push_back(call);
     CallEvent event{kind, index, std::move(call), at_ms, replaces};
@@ -73,69 +80,118 @@ class Weaver {
   double now_ms() const { return ms_between(turn_.tracker.origin(), Clock::now()); }
 
   // One call of `tool`, the `index`-th of the turn: its values in branches, written back and
-  // verified, then its rest (optional arguments, or a repair) serially; its events.
+  // verified, then its rest (optional arguments, or a repair) serially - or, where the plan says
+  // branches would cost more, all of it serially as jump-forward writes it; its events.
   bool weave_call(const ToolSpec& tool, int index) {
-    const WeaverOptions& options = turn_.options.weaver;
     std::vector<const Property*> args = turn_.branch_arguments(tool);
-    const bool later = decides_later(tool);
     const ArgumentSyntax& syntax = turn_.tools.format().arguments;
     turn_.add_text(turn_.tools.format().args_prefix + (args.empty() ? "" : syntax.open));
-    std::optional<ToolCall> provisional;
-    bool final_emitted = false;
     const NextCall next = turn_.options.max_calls > 0 && index + 1 >= turn_.options.max_calls ? NextCall::Forbidden
                                                                                                : NextCall::Allowed;
-    std::optional<Verdict> verdict;
-    if (!args.empty()) {
-      std::vector<Branch> branches = values_.prefill_skeleton(args);
-      if (!values_.decode(branches)) return false;
-      const size_t untracked = turn_.text.size();  // the tracker sees the call once it stands
-      std::optional<ToolCall> call = assembled_call(tool, branches);
-      if (!call) return false;
-      if (!later && !options.verify) {
-        emit(CallEvent::Kind::Final, index, *call, now_ms());
-        final_emitted = true;
-      } else if (tool.read_only && options.provisional) {
-        emit(CallEvent::Kind::Provisional, index, *call, now_ms());
-        provisional = call;
-      }
-      // A guess costs its tokens in the pass, which a turn of one call wastes: guess once the
-      // turn has shown several calls, and stop after a guess that was not taken.
-      bool guess = options.whole_turn && next == NextCall::Allowed && index >= 1 && !turn_.guess_failed;
-      WriteBack written = write_back(turn_, branches, guess ? &tool : nullptr, options.verify);
-      if (written.checked) {
-        verdict = verify(turn_, branches, written, tool, next);
-        if (!verdict->repaired && !later) {
-          // A provisional call that stands was executable when it was emitted.
-          emit(CallEvent::Kind::Final, index, *call, provisional ? turn_.stats.events.back().at_ms : now_ms());
-          final_emitted = true;
-        }
-      } else if (options.verify) {
-        turn_.stats.verification.unverified_calls += 1;
-      }
-      turn_.tracker.feed(turn_.text.substr(untracked));
-    }
-    if (verdict) {
-      // The serial reference writes the rest of the call from where its choices stand.
-      std::unique_ptr<Drafter> drafter;
-      if (verdict->repaired) drafter = std::make_unique<ReferenceLookup>(turn_.curve, verdict->rest);
-      if (!turn_.serial(verdict->repaired ? "repair" : "optional", make_jump_forward(turn_.model, verdict->reference),
-                        "", drafter.get()))
-        return false;
-    } else {
-      std::string rest = turn_.pending();
-      const Members members = args.empty() ? Members::NoneYet : Members::Written;
-      if (!turn_.serial("optional", turn_.tools.tail(tool, rest, turn_.optional_arguments(), members, next), rest))
-        return false;
-    }
-    if (final_emitted) return true;
+    Emitted emitted;
+    const bool woven = !args.empty() && branches_pay(tool, args);
+    if (!(woven ? weave_values(tool, index, args, next, emitted)
+                : serial_call(tool, next, args.empty() ? "optional" : "serial")))
+      return false;
+    if (emitted.final_call) return true;
     std::optional<ToolCall> closed = call_at(tool);
     if (!closed) return false;
+    record_values(tool, *closed);
     const std::vector<double>& closed_ms = turn_.tracker.closed_ms();
     double at = index < int(closed_ms.size()) ? closed_ms[size_t(index)] : now_ms();
+    const std::optional<ToolCall>& provisional = emitted.provisional;
     bool replaces = provisional && !(*provisional == *closed);
     emit(CallEvent::Kind::Final, index, *closed, replaces || !provisional ? at : turn_.stats.events.back().at_ms,
          replaces);
     return true;
+  }
+
+  // What a call's branches announced before its end.
+  struct Emitted {
+    std::optional<ToolCall> provisional;
+    bool final_call = false;
+  };
+
+  // Whether the call's arguments go into branches: by the plan's predicted costs (recorded in
+  // the call's stats), unless the caller asked for branches always, the values one branch after
+  // another, or no pass cost is known yet.
+  bool branches_pay(const ToolSpec& tool, const std::vector<const Property*>& args) {
+    const WeaverOptions& options = turn_.options.weaver;
+    PlanStats plan{tool.name};
+    if (options.plan_by_cost && options.parallel_values && turn_.curve) {
+      std::vector<double> values;
+      for (const Property* p : args) values.push_back(expected_value_tokens(turn_.model, turn_.history, tool.name, *p));
+      const PlanShape shape{options.padding, options.adopt_first, gets_provisional(tool)};
+      PlanCost cost = plan_cost(*turn_.curve, *turn_.tools.skeleton(turn_.pending(), args), values,
+                                turn_.history.discard_rate(), shape);
+      plan = {tool.name, cost.branches(), cost.branches_ms, cost.serial_ms};
+    }
+    turn_.stats.plans.push_back(plan);
+    return plan.branches;
+  }
+
+  // The rest of the call from where the turn's text stands, by the serial reference (the
+  // phase `name`d).
+  bool serial_call(const ToolSpec& tool, NextCall next, const std::string& name) {
+    std::string rest = turn_.pending();
+    Matcher reference = reference_matcher(turn_, tool, next, turn_.text.size() - rest.size());
+    return turn_.serial(name, make_jump_forward(turn_.model, std::move(reference)), rest);
+  }
+
+  // The call's values in branches, written back and verified, then the rest of the call.
+  bool weave_values(const ToolSpec& tool, int index, const std::vector<const Property*>& args, NextCall next,
+                    Emitted& emitted) {
+    const WeaverOptions& options = turn_.options.weaver;
+    const bool later = decides_later(tool);
+    std::vector<Branch> branches = values_.prefill_skeleton(args);
+    if (!values_.decode(branches)) return false;
+    const size_t untracked = turn_.text.size();  // the tracker sees the call once it stands
+    std::optional<ToolCall> call = assembled_call(tool, branches);
+    if (!call) return false;
+    if (!later && !options.verify) {
+      emit(CallEvent::Kind::Final, index, *call, now_ms());
+      emitted.final_call = true;
+      record_values(tool, *call);
+    } else if (gets_provisional(tool)) {
+      emit(CallEvent::Kind::Provisional, index, *call, now_ms());
+      emitted.provisional = call;
+    }
+    // A guess costs its tokens in the pass, which a turn of one call wastes: guess once the
+    // turn has shown several calls, and stop after a guess that was not taken.
+    bool guess = options.whole_turn && next == NextCall::Allowed && index >= 1 && !turn_.guess_failed;
+    WriteBack written = write_back(turn_, branches, guess ? &tool : nullptr, options.verify);
+    std::optional<Verdict> verdict;
+    if (written.checked) {
+      const VerificationStats before = turn_.stats.verification;
+      verdict = verify(turn_, branches, written, tool, next);
+      turn_.history.record_verification(turn_.stats.verification.checked_tokens - before.checked_tokens,
+                                        turn_.stats.verification.discarded_tokens - before.discarded_tokens);
+      if (!verdict->repaired && !later) {
+        // A provisional call that stands was executable when it was emitted.
+        emit(CallEvent::Kind::Final, index, *call, emitted.provisional ? turn_.stats.events.back().at_ms : now_ms());
+        emitted.final_call = true;
+        record_values(tool, *call);
+      }
+    } else if (options.verify) {
+      turn_.stats.verification.unverified_calls += 1;
+    }
+    turn_.tracker.feed(turn_.text.substr(untracked));
+    if (!verdict) {
+      std::string rest = turn_.pending();
+      return turn_.serial("optional", turn_.tools.tail(tool, rest, turn_.optional_arguments(), Members::Written, next),
+                          rest);
+    }
+    // The serial reference writes the rest of the call from where its choices stand.
+    std::unique_ptr<Drafter> drafter;
+    if (verdict->repaired) drafter = std::make_unique<ReferenceLookup>(turn_.curve, verdict->rest);
+    return turn_.serial(verdict->repaired ? "repair" : "optional", make_jump_forward(turn_.model, verdict->reference),
+                        "", drafter.get());
+  }
+
+  // How many tokens the call's values took, for the plans of the session's later calls.
+  void record_values(const ToolSpec& tool, const ToolCall& call) {
+    for (const auto& [name, value] : call.arguments.items())
+      turn_.history.record_value(tool.name, name, int(turn_.model.tokenize(value.dump(), false).size()));
   }
 
   // The branches' values joined into the call's members, added to the turn's text, and the call
@@ -183,9 +239,9 @@ class Weaver {
 }  // namespace
 
 WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
-                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter,
+                  const CallOptions& options, Planning planning, CallTracker& tracker, Drafter* drafter,
                   CallStats& stats) {
-  return Weaver(context, model, tools, options, curve, tracker, drafter, stats).run();
+  return Weaver(context, model, tools, options, planning, tracker, drafter, stats).run();
 }
 
 }  // namespace sw

@@ -22,12 +22,12 @@
 
 namespace sw {
 
-// `curve` is needed for padding only (may be null otherwise). Times are taken from
+// `planning` prices each call's plan, padding and drafts. Times are taken from
 // tracker.origin(), which the tracker also uses for the closing of each call. With a
 // `drafter` (WeaverOptions::drafts), every values pass also checks drafts of the branches.
 // The turn's phases, events, constraint time and verification are recorded in `stats`.
 WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
-                  const CallOptions& options, const CostCurve* curve, CallTracker& tracker, Drafter* drafter,
+                  const CallOptions& options, Planning planning, CallTracker& tracker, Drafter* drafter,
                   CallStats& stats);
 
 }  // namespace sw

@@ -1,0 +1,80 @@
+// How SchemaWeaver decodes a call's values: in parallel branches, or one after another as
+// jump-forward writes them - chosen per call by what each would cost on this machine now.
+//
+// Branches save serial steps: the values take as many passes as the longest, not as many as
+// all together. They pay for it in tokens: the skeleton's pass carries every argument's name,
+// each values pass carries one token per unfinished branch, and the write-back carries every
+// value but the first again; a value the verifier finds the reference would choose otherwise
+// is decided again serially. On a memory-bound machine wide passes cost little more than narrow
+// ones and the branches win; on a compute-bound one every token costs nearly its share and the
+// serial plan wins (a call of one argument is never faster in a branch). The calls are
+// jump-forward's either way: only the passes differ.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/measure/cost_curve.h"
+#include "engine/toolset/skeleton.h"
+
+namespace sw {
+
+// What a session's earlier calls showed that prices the next one's plan.
+class CallHistory {
+ public:
+  static constexpr size_t kWindow = 5;
+
+  // The tokens the last values of `tool`'s `argument` took on average (0: none seen yet).
+  double value_tokens(const std::string& tool, const std::string& argument) const;
+  void record_value(const std::string& tool, const std::string& argument, int tokens);
+  // A verified call: the branches' picks checked, and of them those decided again.
+  void record_verification(int checked, int discarded);
+  // The share of checked picks that the verifier has been deciding again (0 before any).
+  double discard_rate() const { return checked_ > 0 ? double(discarded_) / double(checked_) : 0.0; }
+
+ private:
+  std::map<std::string, std::deque<int>> values_;  // by tool and argument
+  long checked_ = 0;
+  long discarded_ = 0;
+};
+
+// The tokens a value of `argument` is expected to take: what `history` saw of it, else a prior
+// from its schema (an enum's members as tokenized, a number's few digits, a string's words).
+double expected_value_tokens(const LoadedModel& model, const CallHistory& history, const std::string& tool,
+                             const Property& argument);
+
+// The predicted time of each plan from the call's skeleton (the head still to be written and
+// each argument's name tokens) until the call can be executed: to the last value's last choice,
+// what follows being the same in both - or, for a call that gets a provisional call (a read-only
+// tool whose optional arguments are decided later), to its provisional call in branches, which
+// comes before the write-back, and to the decision about its optional arguments serially.
+struct PlanCost {
+  double branches_ms = 0;
+  double serial_ms = 0;
+  // The branches only where they save more than the estimates' noise: a near tie goes serial,
+  // whose cost depends on fewer estimates.
+  bool branches() const { return branches_ms < serial_ms * (1 - kMargin); }
+  static constexpr double kMargin = 0.05;
+};
+
+// What prices a call's steps: what passes cost as learnt so far (null until a pass of one token
+// was seen: no padding, no drafts sized, the values in branches) and the session's earlier calls.
+struct Planning {
+  const CostCurve* curve;
+  CallHistory& history;
+};
+
+// `values`: the expected tokens of each branch's value, in the skeleton's order. `padding`:
+// the values passes are padded as the curve says; `adopt_first`: the write-back takes over the
+// first branch's cells (WeaverOptions); `provisional`: the call gets a provisional call.
+struct PlanShape {
+  bool padding = true;
+  bool adopt_first = true;
+  bool provisional = false;
+};
+PlanCost plan_cost(const CostCurve& curve, const Skeleton& skeleton, const std::vector<double>& values,
+                   double discard_rate, PlanShape shape);
+
+}  // namespace sw

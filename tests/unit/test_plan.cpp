@@ -1,0 +1,97 @@
+// SchemaWeaver's plan: branches where the machine's pass costs make them pay, the serial
+// values elsewhere; and what a session's calls teach it about their values.
+#include <gtest/gtest.h>
+
+#include "testing.h"
+
+namespace {
+
+// A skeleton of `arguments` branches whose names take `name_tokens` each, after a head of
+// `head_tokens` still to be written (the token ids do not matter to the plan).
+sw::Skeleton skeleton_of(int head_tokens, int arguments, int name_tokens = 4) {
+  sw::Skeleton s;
+  s.head.assign(size_t(head_tokens), 1);
+  for (int i = 0; i < arguments; ++i) {
+    sw::SkeletonBranch b;
+    b.tokens.assign(size_t(name_tokens), 1);
+    s.branches.push_back(b);
+  }
+  return s;
+}
+
+// Memory-bound: a pass of 8 tokens costs 1.3x one (the weights streamed once dominate).
+const sw::CostCurve kMemoryBound{{20, 20.8, 21.6, 22.4, 23.2, 24, 24.8, 25.6}, 0.4};
+// Compute-bound, as measured on a 2-core AVX2 EPYC: 2 tokens 1.64x one, 4 tokens 2.87x, 8 tokens 5.7x.
+const sw::CostCurve kComputeBound{{65, 106.6, 146, 186.5, 224, 263, 300, 370.5}, 45};
+
+TEST(Plan, OneArgumentIsNeverFasterInABranch) {
+  for (const sw::CostCurve& curve : {kMemoryBound, kComputeBound}) {
+    for (double tokens : {1.0, 3.0, 12.0}) {
+      sw::PlanCost cost = sw::plan_cost(curve, skeleton_of(6, 1), {tokens}, 0.0, {});
+      EXPECT_FALSE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
+      EXPECT_GE(cost.branches_ms, cost.serial_ms);
+    }
+  }
+}
+
+// A read-only tool's provisional call comes before the write-back in branches; serially, after
+// the decision about its optional arguments: one argument gets there sooner in a branch.
+TEST(Plan, AProvisionalCallComesSoonerFromABranch) {
+  sw::PlanCost cost = sw::plan_cost(kMemoryBound, skeleton_of(6, 1), {8}, 0.0, {true, true, true});
+  EXPECT_TRUE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
+}
+
+TEST(Plan, BranchesPayWhereWidePassesAreCheap) {
+  sw::PlanCost cost = sw::plan_cost(kMemoryBound, skeleton_of(6, 4), {6, 5, 8, 3}, 0.0, {});
+  EXPECT_TRUE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
+  EXPECT_LT(cost.branches_ms, 0.6 * cost.serial_ms);
+}
+
+TEST(Plan, SerialWhereEveryTokenCostsItsShare) {
+  // The case that measured slowest in branches on that machine: five required arguments.
+  sw::PlanCost cost = sw::plan_cost(kComputeBound, skeleton_of(6, 5), {6, 5, 8, 3, 2}, 0.0, {});
+  EXPECT_FALSE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
+}
+
+TEST(Plan, RepairsTheVerifierMakesCountAgainstTheBranches) {
+  const sw::Skeleton s = skeleton_of(6, 3);
+  sw::PlanCost clean = sw::plan_cost(kMemoryBound, s, {6, 6, 6}, 0.0, {});
+  sw::PlanCost repaired = sw::plan_cost(kMemoryBound, s, {6, 6, 6}, 0.5, {});
+  EXPECT_EQ(clean.serial_ms, repaired.serial_ms);
+  EXPECT_GT(repaired.branches_ms, clean.branches_ms + 5 * 20);  // half of 15 picks decided again, a pass each
+}
+
+TEST(Plan, ComputingTheFirstValueAgainCostsTheBranches) {
+  const sw::Skeleton s = skeleton_of(6, 3);
+  sw::PlanCost adopted = sw::plan_cost(kComputeBound, s, {6, 6, 6}, 0.0, {});
+  sw::PlanCost recomputed = sw::plan_cost(kComputeBound, s, {6, 6, 6}, 0.0, {true, false, false});
+  EXPECT_GT(recomputed.branches_ms, adopted.branches_ms);
+}
+
+TEST(CallHistory, AveragesTheLastValuesOfEachArgument) {
+  sw::CallHistory history;
+  EXPECT_EQ(history.value_tokens("get_weather", "city"), 0);
+  history.record_value("get_weather", "city", 2);
+  history.record_value("get_weather", "city", 4);
+  history.record_value("get_weather", "unit", 1);
+  EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "city"), 3);
+  for (size_t i = 0; i < sw::CallHistory::kWindow; ++i) history.record_value("get_weather", "city", 10);
+  EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "city"), 10);  // older values left the window
+  EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "unit"), 1);
+  EXPECT_EQ(history.discard_rate(), 0);
+  history.record_verification(8, 2);
+  history.record_verification(12, 0);
+  EXPECT_DOUBLE_EQ(history.discard_rate(), 0.1);
+}
+
+TEST(CostCurve, ExtendsBeyondItsWidestPass) {
+  sw::CostCurve curve{{10, 13, 16, 15, 21, 23, 25, 27}};
+  EXPECT_DOUBLE_EQ(curve.pass_ms(8), 27);
+  EXPECT_DOUBLE_EQ(curve.pass_ms(10), 31);  // the last step (2 ms) goes on
+  curve.wide_ms_per_token = 5;
+  EXPECT_DOUBLE_EQ(curve.pass_ms(10), 50);  // unless wide passes were seen to cost more per token
+  const sw::CostCurve falling{{10, 8}};
+  EXPECT_DOUBLE_EQ(falling.pass_ms(4), 8);  // a falling step is not extrapolated
+}
+
+}  // namespace
