@@ -6,18 +6,8 @@
 
 namespace {
 
-// A skeleton of `arguments` branches whose names take `name_tokens` each, after a head of
-// `head_tokens` still to be written (the token ids do not matter to the plan).
-sw::Skeleton skeleton_of(int head_tokens, int arguments, int name_tokens = 4) {
-  sw::Skeleton s;
-  s.head.assign(size_t(head_tokens), 1);
-  for (int i = 0; i < arguments; ++i) {
-    sw::SkeletonBranch b;
-    b.tokens.assign(size_t(name_tokens), 1);
-    s.branches.push_back(b);
-  }
-  return s;
-}
+// The names of `arguments` arguments, each of 4 tokens.
+std::vector<int> names_of(int arguments) { return std::vector<int>(size_t(arguments), 4); }
 
 // Memory-bound: a pass of 8 tokens costs 1.3x one (the weights streamed once dominate).
 const sw::CostCurve kMemoryBound{{20, 20.8, 21.6, 22.4, 23.2, 24, 24.8, 25.6}, 0.4};
@@ -27,7 +17,7 @@ const sw::CostCurve kComputeBound{{65, 106.6, 146, 186.5, 224, 263, 300, 370.5},
 TEST(Plan, OneArgumentIsNeverFasterInABranch) {
   for (const sw::CostCurve& curve : {kMemoryBound, kComputeBound}) {
     for (double tokens : {1.0, 3.0, 12.0}) {
-      sw::PlanCost cost = sw::plan_cost(curve, skeleton_of(6, 1), {tokens}, 0.0, {});
+      sw::PlanCost cost = sw::plan_cost(curve, 6, names_of(1), {tokens}, 0.0, {});
       EXPECT_FALSE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
       EXPECT_GE(cost.branches_ms, cost.serial_ms);
     }
@@ -37,34 +27,34 @@ TEST(Plan, OneArgumentIsNeverFasterInABranch) {
 // A read-only tool's provisional call comes before the write-back in branches; serially, after
 // the decision about its optional arguments: one argument gets there sooner in a branch.
 TEST(Plan, AProvisionalCallComesSoonerFromABranch) {
-  sw::PlanCost cost = sw::plan_cost(kMemoryBound, skeleton_of(6, 1), {8}, 0.0, {true, true, true});
+  sw::PlanCost cost = sw::plan_cost(kMemoryBound, 6, names_of(1), {8}, 0.0, {true, true, true});
   EXPECT_TRUE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
 }
 
 TEST(Plan, BranchesPayWhereWidePassesAreCheap) {
-  sw::PlanCost cost = sw::plan_cost(kMemoryBound, skeleton_of(6, 4), {6, 5, 8, 3}, 0.0, {});
+  sw::PlanCost cost = sw::plan_cost(kMemoryBound, 6, names_of(4), {6, 5, 8, 3}, 0.0, {});
   EXPECT_TRUE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
   EXPECT_LT(cost.branches_ms, 0.6 * cost.serial_ms);
 }
 
 TEST(Plan, SerialWhereEveryTokenCostsItsShare) {
   // The case that measured slowest in branches on that machine: five required arguments.
-  sw::PlanCost cost = sw::plan_cost(kComputeBound, skeleton_of(6, 5), {6, 5, 8, 3, 2}, 0.0, {});
+  sw::PlanCost cost = sw::plan_cost(kComputeBound, 6, names_of(5), {6, 5, 8, 3, 2}, 0.0, {});
   EXPECT_FALSE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
 }
 
 TEST(Plan, RepairsTheVerifierMakesCountAgainstTheBranches) {
-  const sw::Skeleton s = skeleton_of(6, 3);
-  sw::PlanCost clean = sw::plan_cost(kMemoryBound, s, {6, 6, 6}, 0.0, {});
-  sw::PlanCost repaired = sw::plan_cost(kMemoryBound, s, {6, 6, 6}, 0.5, {});
+  const std::vector<int> s = names_of(3);
+  sw::PlanCost clean = sw::plan_cost(kMemoryBound, 6, s, {6, 6, 6}, 0.0, {});
+  sw::PlanCost repaired = sw::plan_cost(kMemoryBound, 6, s, {6, 6, 6}, 0.5, {});
   EXPECT_EQ(clean.serial_ms, repaired.serial_ms);
   EXPECT_GT(repaired.branches_ms, clean.branches_ms + 5 * 20);  // half of 15 picks decided again, a pass each
 }
 
 TEST(Plan, ComputingTheFirstValueAgainCostsTheBranches) {
-  const sw::Skeleton s = skeleton_of(6, 3);
-  sw::PlanCost adopted = sw::plan_cost(kComputeBound, s, {6, 6, 6}, 0.0, {});
-  sw::PlanCost recomputed = sw::plan_cost(kComputeBound, s, {6, 6, 6}, 0.0, {true, false, false});
+  const std::vector<int> s = names_of(3);
+  sw::PlanCost adopted = sw::plan_cost(kComputeBound, 6, s, {6, 6, 6}, 0.0, {});
+  sw::PlanCost recomputed = sw::plan_cost(kComputeBound, 6, s, {6, 6, 6}, 0.0, {true, false, false});
   EXPECT_GT(recomputed.branches_ms, adopted.branches_ms);
 }
 

@@ -59,29 +59,28 @@ double expected_value_tokens(const LoadedModel& model, const CallHistory& histor
   return seen > 0 ? seen : prior_value_tokens(model, argument.schema);
 }
 
-PlanCost plan_cost(const CostCurve& curve, const Skeleton& skeleton, const std::vector<double>& values,
+PlanCost plan_cost(const CostCurve& curve, int head, const std::vector<int>& names, const std::vector<double>& values,
                    double discard_rate, PlanShape shape) {
   auto pass = [&](int tokens) { return curve.pass_ms(std::max(tokens, 1)); };
   auto padded = [&](int tokens) {
     return shape.padding ? std::min(pass(tokens), pass(curve.padded_size(tokens))) : pass(tokens);
   };
-  const int head = int(skeleton.head.size());
   // A value of L tokens takes L - 1 steps of its own: its first pick comes from the pass before
   // it (the name's), its last rides in the pass of the text after it.
   std::vector<int> steps;
   for (double v : values) steps.push_back(std::max(1, int(std::lround(v)) - 1));
   PlanCost cost;
-  int names = 0;
+  int all_names = 0;
   int written_back = 1;  // the seam after the last value
-  for (size_t i = 0; i < skeleton.branches.size(); ++i) {
-    const int name = int(skeleton.branches[i].tokens.size());
-    names += name;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int name = names[i];
+    all_names += name;
     // Serially, each argument's name rides in one pass with the previous value's last pick.
     cost.serial_ms += (i == 0 ? pass(head + name) : pass(1 + name)) + (steps[i] - 1) * pass(1);
     if (i > 0 || !shape.adopt_first) written_back += int(std::lround(values[i]));
     if (i > 0) written_back += name;
   }
-  cost.branches_ms = pass(head + names);
+  cost.branches_ms = pass(head + all_names);
   if (shape.provisional) {
     cost.serial_ms += pass(1);  // whether an optional argument follows: a pass after the values
   } else {

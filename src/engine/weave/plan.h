@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/measure/cost_curve.h"
-#include "engine/toolset/skeleton.h"
+#include "engine/model/model.h"
 
 namespace sw {
 
@@ -45,8 +45,8 @@ class CallHistory {
 double expected_value_tokens(const LoadedModel& model, const CallHistory& history, const std::string& tool,
                              const Property& argument);
 
-// The predicted time of each plan from the call's skeleton (the head still to be written and
-// each argument's name tokens) until the call can be executed: to the last value's last choice,
+// The predicted time of each plan from the call's skeleton (the head's tokens still to be
+// written, and each argument's name tokens) until the call can be executed: to the last value's last choice,
 // what follows being the same in both - or, for a call that gets a provisional call (a read-only
 // tool whose optional arguments are decided later), to its provisional call in branches, which
 // comes before the write-back, and to the decision about its optional arguments serially.
@@ -66,7 +66,8 @@ struct Planning {
   CallHistory& history;
 };
 
-// `values`: the expected tokens of each branch's value, in the skeleton's order. `padding`:
+// `names` and `values`: the tokens of each argument's name and the expected tokens of its
+// value, in the skeleton's order. `padding`:
 // the values passes are padded as the curve says; `adopt_first`: the write-back takes over the
 // first branch's cells (WeaverOptions); `provisional`: the call gets a provisional call.
 struct PlanShape {
@@ -74,7 +75,7 @@ struct PlanShape {
   bool adopt_first = true;
   bool provisional = false;
 };
-PlanCost plan_cost(const CostCurve& curve, const Skeleton& skeleton, const std::vector<double>& values,
+PlanCost plan_cost(const CostCurve& curve, int head, const std::vector<int>& names, const std::vector<double>& values,
                    double discard_rate, PlanShape shape);
 
 }  // namespace sw

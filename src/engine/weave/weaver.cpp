@@ -119,10 +119,17 @@ class Weaver {
     const WeaverOptions& options = turn_.options.weaver;
     PlanStats plan{tool.name};
     if (options.plan_by_cost && options.parallel_values && turn_.curve) {
+      // Token counts, not the skeleton: a serial plan needs no skeleton.
+      const LoadedModel& model = turn_.model;
+      const ArgumentSyntax& syntax = turn_.tools.format().arguments;
+      std::vector<int> names;
       std::vector<double> values;
-      for (const Property* p : args) values.push_back(expected_value_tokens(turn_.model, turn_.history, tool.name, *p));
+      for (const Property* p : args) {
+        names.push_back(int(model.tokenize(syntax.key_text(p->name), false).size()));
+        values.push_back(expected_value_tokens(model, turn_.history, tool.name, *p));
+      }
       const PlanShape shape{options.padding, options.adopt_first, gets_provisional(tool)};
-      PlanCost cost = plan_cost(*turn_.curve, *turn_.tools.skeleton(turn_.pending(), args), values,
+      PlanCost cost = plan_cost(*turn_.curve, int(model.tokenize(turn_.pending(), false).size()), names, values,
                                 turn_.history.discard_rate(), shape);
       plan = {tool.name, cost.branches(), cost.branches_ms, cost.serial_ms};
     }
