@@ -58,6 +58,20 @@ TEST(Plan, ComputingTheFirstValueAgainCostsTheBranches) {
   EXPECT_GT(recomputed.branches_ms, adopted.branches_ms);
 }
 
+// A curve learnt while another process held the cores (3416 ms for one token, each further
+// token its share) plans the values serially; nine passes of each width at what they cost now
+// put the branches back where they pay.
+TEST(Plan, APlanMadeUnderLoadFollowsWhatPassesCostNow) {
+  sw::PassCosts costs;
+  for (int w = 1; w <= sw::PassCosts::kWidths; ++w) costs.record(w, 3416.0 * w);
+  auto plan = [&] { return sw::plan_cost(costs.estimate(), 6, names_of(4), {6, 5, 8, 3}, 0.0, {}); };
+  EXPECT_FALSE(plan().branches());
+  for (int round = 0; round < int(sw::PassCosts::kWindow); ++round) {
+    for (int w = 1; w <= sw::PassCosts::kWidths; ++w) costs.record(w, kMemoryBound.cost(w));
+  }
+  EXPECT_TRUE(plan().branches());
+}
+
 TEST(CallHistory, AveragesTheLastValuesOfEachArgument) {
   sw::CallHistory history;
   EXPECT_EQ(history.value_tokens("get_weather", "city"), 0);
@@ -68,10 +82,11 @@ TEST(CallHistory, AveragesTheLastValuesOfEachArgument) {
   for (size_t i = 0; i < sw::CallHistory::kWindow; ++i) history.record_value("get_weather", "city", 10);
   EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "city"), 10);  // older values left the window
   EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "unit"), 1);
-  EXPECT_EQ(history.discard_rate(), 0);
-  history.record_verification(8, 2);
-  history.record_verification(12, 0);
-  EXPECT_DOUBLE_EQ(history.discard_rate(), 0.1);
+  EXPECT_DOUBLE_EQ(history.discard_rate(), sw::CallHistory::kPriorRate);  // before any check
+  history.record_verification(60, 30);
+  history.record_verification(60, 30);
+  // Half of 120 checked picks decided again, with the prior's 30 picks at 10 %.
+  EXPECT_DOUBLE_EQ(history.discard_rate(), (60 + 3) / 150.0);
 }
 
 TEST(CostCurve, ExtendsBeyondItsWidestPass) {

@@ -31,8 +31,14 @@ class CallHistory {
   void record_value(const std::string& tool, const std::string& argument, int tokens);
   // A verified call: the branches' picks checked, and of them those decided again.
   void record_verification(int checked, int discarded);
-  // The share of checked picks that the verifier has been deciding again (0 before any).
-  double discard_rate() const { return checked_ > 0 ? double(discarded_) / double(checked_) : 0.0; }
+  // The share of checked picks that the verifier has been deciding again, starting from a prior
+  // worth kPriorPicks picks: on the BFCL sample the trained Qwen2.5-Coder models had 11-12 % of
+  // them decided again, the base Gemma 3 270M 21 %, SmolLM2-135M half.
+  double discard_rate() const {
+    return (double(discarded_) + kPriorRate * kPriorPicks) / (double(checked_) + kPriorPicks);
+  }
+  static constexpr double kPriorRate = 0.1;
+  static constexpr double kPriorPicks = 30;
 
  private:
   std::map<std::string, std::deque<int>> values_;  // by tool and argument

@@ -79,6 +79,12 @@ class Weaver {
 
   double now_ms() const { return ms_between(turn_.tracker.origin(), Clock::now()); }
 
+  // What a call's branches announced before its end.
+  struct Emitted {
+    std::optional<ToolCall> provisional;
+    bool final_call = false;
+  };
+
   // One call of `tool`, the `index`-th of the turn: its values in branches, written back and
   // verified, then its rest (optional arguments, or a repair) serially - or, where the plan says
   // branches would cost more, all of it serially as jump-forward writes it; its events.
@@ -105,12 +111,6 @@ class Weaver {
          replaces);
     return true;
   }
-
-  // What a call's branches announced before its end.
-  struct Emitted {
-    std::optional<ToolCall> provisional;
-    bool final_call = false;
-  };
 
   // Whether the call's arguments go into branches: by the plan's predicted costs (recorded in
   // the call's stats), unless the caller asked for branches always, the values one branch after
