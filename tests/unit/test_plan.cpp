@@ -9,6 +9,13 @@ namespace {
 // The names of `arguments` arguments, each of 4 tokens.
 std::vector<int> names_of(int arguments) { return std::vector<int>(size_t(arguments), 4); }
 
+// String values of these many tokens (their quotes included, a pass for each word).
+std::vector<sw::ValueEstimate> strings(const std::vector<double>& tokens) {
+  std::vector<sw::ValueEstimate> values;
+  for (double t : tokens) values.push_back({t, std::max(0.0, t - 2)});
+  return values;
+}
+
 // Memory-bound: a pass of 8 tokens costs 1.3x one (the weights streamed once dominate).
 const sw::CostCurve kMemoryBound{{20, 20.8, 21.6, 22.4, 23.2, 24, 24.8, 25.6}, 0.4};
 // Compute-bound, as measured on a 2-core AVX2 EPYC: 2 tokens 1.64x one, 4 tokens 2.87x, 8 tokens 5.7x.
@@ -17,7 +24,7 @@ const sw::CostCurve kComputeBound{{65, 106.6, 146, 186.5, 224, 263, 300, 370.5},
 TEST(Plan, OneArgumentIsNeverFasterInABranch) {
   for (const sw::CostCurve& curve : {kMemoryBound, kComputeBound}) {
     for (double tokens : {1.0, 3.0, 12.0}) {
-      sw::PlanCost cost = sw::plan_cost(curve, 6, names_of(1), {tokens}, 0.0, {});
+      sw::PlanCost cost = sw::plan_cost(curve, 6, names_of(1), strings({tokens}), 0.0, {});
       EXPECT_FALSE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
       EXPECT_GE(cost.branches_ms, cost.serial_ms);
     }
@@ -27,34 +34,34 @@ TEST(Plan, OneArgumentIsNeverFasterInABranch) {
 // A read-only tool's provisional call comes before the write-back in branches; serially, after
 // the decision about its optional arguments: one argument gets there sooner in a branch.
 TEST(Plan, AProvisionalCallComesSoonerFromABranch) {
-  sw::PlanCost cost = sw::plan_cost(kMemoryBound, 6, names_of(1), {8}, 0.0, {true, true, true});
+  sw::PlanCost cost = sw::plan_cost(kMemoryBound, 6, names_of(1), strings({8}), 0.0, {true, true, true});
   EXPECT_TRUE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
 }
 
 TEST(Plan, BranchesPayWhereWidePassesAreCheap) {
-  sw::PlanCost cost = sw::plan_cost(kMemoryBound, 6, names_of(4), {6, 5, 8, 3}, 0.0, {});
+  sw::PlanCost cost = sw::plan_cost(kMemoryBound, 6, names_of(4), strings({6, 5, 8, 3}), 0.0, {});
   EXPECT_TRUE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
   EXPECT_LT(cost.branches_ms, 0.6 * cost.serial_ms);
 }
 
 TEST(Plan, SerialWhereEveryTokenCostsItsShare) {
   // The case that measured slowest in branches on that machine: five required arguments.
-  sw::PlanCost cost = sw::plan_cost(kComputeBound, 6, names_of(5), {6, 5, 8, 3, 2}, 0.0, {});
+  sw::PlanCost cost = sw::plan_cost(kComputeBound, 6, names_of(5), strings({6, 5, 8, 3, 2}), 0.0, {});
   EXPECT_FALSE(cost.branches()) << cost.branches_ms << " vs " << cost.serial_ms;
 }
 
 TEST(Plan, RepairsTheVerifierMakesCountAgainstTheBranches) {
   const std::vector<int> s = names_of(3);
-  sw::PlanCost clean = sw::plan_cost(kMemoryBound, 6, s, {6, 6, 6}, 0.0, {});
-  sw::PlanCost repaired = sw::plan_cost(kMemoryBound, 6, s, {6, 6, 6}, 0.5, {});
+  sw::PlanCost clean = sw::plan_cost(kMemoryBound, 6, s, strings({6, 6, 6}), 0.0, {});
+  sw::PlanCost repaired = sw::plan_cost(kMemoryBound, 6, s, strings({6, 6, 6}), 0.5, {});
   EXPECT_EQ(clean.serial_ms, repaired.serial_ms);
   EXPECT_GT(repaired.branches_ms, clean.branches_ms + 5 * 20);  // half of 15 picks decided again, a pass each
 }
 
 TEST(Plan, ComputingTheFirstValueAgainCostsTheBranches) {
   const std::vector<int> s = names_of(3);
-  sw::PlanCost adopted = sw::plan_cost(kComputeBound, 6, s, {6, 6, 6}, 0.0, {});
-  sw::PlanCost recomputed = sw::plan_cost(kComputeBound, 6, s, {6, 6, 6}, 0.0, {true, false, false});
+  sw::PlanCost adopted = sw::plan_cost(kComputeBound, 6, s, strings({6, 6, 6}), 0.0, {});
+  sw::PlanCost recomputed = sw::plan_cost(kComputeBound, 6, s, strings({6, 6, 6}), 0.0, {true, false, false});
   EXPECT_GT(recomputed.branches_ms, adopted.branches_ms);
 }
 
@@ -64,7 +71,7 @@ TEST(Plan, ComputingTheFirstValueAgainCostsTheBranches) {
 TEST(Plan, APlanMadeUnderLoadFollowsWhatPassesCostNow) {
   sw::PassCosts costs;
   for (int w = 1; w <= sw::PassCosts::kWidths; ++w) costs.record(w, 3416.0 * w);
-  auto plan = [&] { return sw::plan_cost(costs.estimate(), 6, names_of(4), {6, 5, 8, 3}, 0.0, {}); };
+  auto plan = [&] { return sw::plan_cost(costs.estimate(), 6, names_of(4), strings({6, 5, 8, 3}), 0.0, {}); };
   EXPECT_FALSE(plan().branches());
   for (int round = 0; round < int(sw::PassCosts::kWindow); ++round) {
     for (int w = 1; w <= sw::PassCosts::kWidths; ++w) costs.record(w, kMemoryBound.cost(w));

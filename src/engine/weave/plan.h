@@ -46,9 +46,18 @@ class CallHistory {
   long discarded_ = 0;
 };
 
-// The tokens a value of `argument` is expected to take: what `history` saw of it, else a prior
+// A value as the plan prices it.
+struct ValueEstimate {
+  double tokens = 1;  // as the call holds them: what a write-back carries
+  // The passes a serial decoder spends inside it, one per pick but the last (whose pass carries
+  // the text after the value): a string's words (its quotes are forced or ride with the next
+  // text), every digit token of a number (a number ends only at the token after it), none for
+  // an enum member (its first pick forces the rest) or a boolean.
+  double passes = 0;
+};
+// What a value of `argument` is expected to take: its tokens as `history` saw them, else a prior
 // from its schema (an enum's members as tokenized, a number's few digits, a string's words).
-double expected_value_tokens(const LoadedModel& model, const CallHistory& history, const std::string& tool,
+ValueEstimate expected_value(const LoadedModel& model, const CallHistory& history, const std::string& tool,
                              const Property& argument);
 
 // The predicted time of each plan from the call's skeleton (the head's tokens still to be
@@ -60,8 +69,10 @@ struct PlanCost {
   double branches_ms = 0;
   double serial_ms = 0;
   // The branches only where they save more than the estimates' noise: a near tie goes serial,
-  // whose cost depends on fewer estimates.
-  bool branches() const { return branches_ms < serial_ms * (1 - kMargin); }
+  // whose cost depends on fewer estimates - except before a provisional call, where the serial
+  // estimate is its least (one pass for the optional arguments, which may take more).
+  double margin = kMargin;
+  bool branches() const { return branches_ms < serial_ms * (1 - margin); }
   static constexpr double kMargin = 0.05;
 };
 
@@ -72,8 +83,8 @@ struct Planning {
   CallHistory& history;
 };
 
-// `names` and `values`: the tokens of each argument's name and the expected tokens of its
-// value, in the skeleton's order. `padding`:
+// `names` and `values`: the tokens of each argument's name and what its value is expected to
+// take, in the skeleton's order. `padding`:
 // the values passes are padded as the curve says; `adopt_first`: the write-back takes over the
 // first branch's cells (WeaverOptions); `provisional`: the call gets a provisional call.
 struct PlanShape {
@@ -81,7 +92,7 @@ struct PlanShape {
   bool adopt_first = true;
   bool provisional = false;
 };
-PlanCost plan_cost(const CostCurve& curve, int head, const std::vector<int>& names, const std::vector<double>& values,
-                   double discard_rate, PlanShape shape);
+PlanCost plan_cost(const CostCurve& curve, int head, const std::vector<int>& names,
+                   const std::vector<ValueEstimate>& values, double discard_rate, PlanShape shape);
 
 }  // namespace sw

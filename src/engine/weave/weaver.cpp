@@ -123,10 +123,10 @@ class Weaver {
       const LoadedModel& model = turn_.model;
       const ArgumentSyntax& syntax = turn_.tools.format().arguments;
       std::vector<int> names;
-      std::vector<double> values;
+      std::vector<ValueEstimate> values;
       for (const Property* p : args) {
         names.push_back(int(model.tokenize(syntax.key_text(p->name), false).size()));
-        values.push_back(expected_value_tokens(model, turn_.history, tool.name, *p));
+        values.push_back(expected_value(model, turn_.history, tool.name, *p));
       }
       const PlanShape shape{options.padding, options.adopt_first, gets_provisional(tool)};
       PlanCost cost = plan_cost(*turn_.curve, int(model.tokenize(turn_.pending(), false).size()), names, values,
