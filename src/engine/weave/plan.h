@@ -83,8 +83,8 @@ struct Planning {
   CallHistory& history;
 };
 
-// `names` and `values`: the tokens of each argument's name and what its value is expected to
-// take, in the skeleton's order. `padding`:
+// `names` and `values` (of the same size, one at least): the tokens of each argument's name and
+// what its value is expected to take, in the skeleton's order. `padding`:
 // the values passes are padded as the curve says; `adopt_first`: the write-back takes over the
 // first branch's cells (WeaverOptions); `provisional`: the call gets a provisional call.
 struct PlanShape {
