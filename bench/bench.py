@@ -33,14 +33,10 @@ import time
 from pathlib import Path
 
 import coldstart
-from benchlib import (CACHE, CATEGORIES, CLI, DEFAULT_MODEL, ROOT, bfcl_command, fmt, geomean, log, machine,
+from benchlib import (CACHE, CATEGORIES, CLI, DEFAULT_MODEL, GROUPS, ROOT, bfcl_command, fmt, geomean, log, machine,
                       read_lines, run, svg_bars, svg_lines, svg_stacked, table)
 
 MEMBW = ROOT / "build" / "bench" / "membw"
-# Categories by role: the tuning set the design was adjusted on, and held-out data.
-GROUPS = {"tuning (simple_python, multiple)": ("simple_python", "multiple"),
-          "parallel (parallel, parallel_multiple)": ("parallel", "parallel_multiple"),
-          "held-out (live_simple, live_multiple)": ("live_simple", "live_multiple")}
 
 TABLE5_MODES = ["free", "constrained", "jump-forward", "speculative", "speculative/draft-model", "schemaweaver",
                 "schemaweaver/unverified", "schemaweaver/read-only"]

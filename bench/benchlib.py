@@ -18,6 +18,10 @@ CACHE = Path(os.environ.get("SCHEMAWEAVER_CACHE", Path.home() / ".cache" / "sche
 CLI = ROOT / "build" / "apps" / "cli" / "schemaweaver"
 DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
 CATEGORIES = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple"
+# Categories by role: the tuning set the design was adjusted on, and held-out data.
+GROUPS = {"tuning (simple_python, multiple)": ("simple_python", "multiple"),
+          "parallel (parallel, parallel_multiple)": ("parallel", "parallel_multiple"),
+          "held-out (live_simple, live_multiple)": ("live_simple", "live_multiple")}
 
 
 def log(message):

@@ -31,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchlib import CACHE, CLI, bfcl_command, fmt, geomean, log, machine, read_lines, run, table
+from benchlib import CACHE, CLI, bfcl_command, fmt, geomean, machine, read_lines, run, table
 
 # The source paper's Table 10, the protocol's core sets: ms of a serial decode step, of a
 # four-sequence step, of a prefill token (Qwen3-1.7B Q8_0, llama.cpp's batched bench).

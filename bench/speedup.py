@@ -12,11 +12,7 @@ text equals the base's and the speed over those alone, and how SchemaWeaver plan
 import argparse
 from pathlib import Path
 
-from benchlib import fmt, geomean, read_lines, table
-
-GROUPS = {"tuning (simple_python, multiple)": ("simple_python", "multiple"),
-          "parallel (parallel, parallel_multiple)": ("parallel", "parallel_multiple"),
-          "held-out (live_simple, live_multiple)": ("live_simple", "live_multiple")}
+from benchlib import GROUPS, fmt, geomean, read_lines, table
 
 
 def rows_of(path):

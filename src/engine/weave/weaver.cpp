@@ -95,9 +95,10 @@ class Weaver {
     const NextCall next = turn_.options.max_calls > 0 && index + 1 >= turn_.options.max_calls ? NextCall::Forbidden
                                                                                                : NextCall::Allowed;
     Emitted emitted;
-    const bool woven = !args.empty() && branches_pay(tool, args);
+    const std::string pending = turn_.pending();
+    const bool woven = !args.empty() && branches_pay(tool, args, pending);
     if (!(woven ? weave_values(tool, index, args, next, emitted)
-                : serial_call(tool, next, args.empty() ? "optional" : "serial")))
+                : serial_call(tool, next, args.empty() ? "optional" : "serial", pending)))
       return false;
     if (emitted.final_call) return true;
     std::optional<ToolCall> closed = call_at(tool);
@@ -115,7 +116,7 @@ class Weaver {
   // Whether the call's arguments go into branches: by the plan's predicted costs (recorded in
   // the call's stats), unless the caller asked for branches always, the values one branch after
   // another, or no pass cost is known yet.
-  bool branches_pay(const ToolSpec& tool, const std::vector<const Property*>& args) {
+  bool branches_pay(const ToolSpec& tool, const std::vector<const Property*>& args, const std::string& pending) {
     const WeaverOptions& options = turn_.options.weaver;
     PlanStats plan{tool.name};
     if (options.plan_by_cost && options.parallel_values && turn_.curve) {
@@ -129,7 +130,7 @@ class Weaver {
         values.push_back(expected_value(model, turn_.history, tool.name, *p));
       }
       const PlanShape shape{options.padding, options.adopt_first, gets_provisional(tool)};
-      PlanCost cost = plan_cost(*turn_.curve, int(model.tokenize(turn_.pending(), false).size()), names, values,
+      PlanCost cost = plan_cost(*turn_.curve, int(model.tokenize(pending, false).size()), names, values,
                                 turn_.history.discard_rate(), shape);
       plan = {tool.name, cost.branches(), cost.branches_ms, cost.serial_ms};
     }
@@ -137,12 +138,11 @@ class Weaver {
     return plan.branches;
   }
 
-  // The rest of the call from where the turn's text stands, by the serial reference (the
-  // phase `name`d).
-  bool serial_call(const ToolSpec& tool, NextCall next, const std::string& name) {
-    std::string rest = turn_.pending();
-    Matcher reference = reference_matcher(turn_, tool, next, turn_.text.size() - rest.size());
-    return turn_.serial(name, make_jump_forward(turn_.model, std::move(reference)), rest);
+  // The rest of the call after the `pending` text (the turn's text that the cache does not
+  // hold yet), by the serial reference (the phase `name`d).
+  bool serial_call(const ToolSpec& tool, NextCall next, const std::string& name, const std::string& pending) {
+    Matcher reference = reference_matcher(turn_, tool, next, turn_.text.size() - pending.size());
+    return turn_.serial(name, make_jump_forward(turn_.model, std::move(reference)), pending);
   }
 
   // The call's values in branches, written back and verified, then the rest of the call.
