@@ -273,7 +273,10 @@ struct BfclCommand {
     size_t ran = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
       bool fresh = false;
-      for (size_t m = 0; m < decode_modes.size(); ++m) {
+      // Each case starts with the next mode in turn, so no mode is always the one that runs
+      // right after the prompt's computation.
+      for (size_t turn = 0; turn < decode_modes.size(); ++turn) {
+        const size_t m = (i + turn) % decode_modes.size();
         auto it = done.find({cases[i].id, decode_modes[m].label});
         if (it != done.end()) {
           summaries[m].add(it->second);
@@ -431,7 +434,7 @@ void add_bfcl_command(CLI::App& app) {
   c->model.add_to(*cmd);
   c->pass_costs.add_to(*cmd);
   c->selection.add_to(*cmd);
-  cmd->add_option("--modes", c->modes, "comma-separated modes (mode[/switch...], see `call --mode`; /given-args takes the expected argument set), interleaved per case")->capture_default_str();
+  cmd->add_option("--modes", c->modes, "comma-separated modes (mode[/switch...], see `call --mode`; /given-args takes the expected argument set), interleaved per case, each case starting with the next mode in turn")->capture_default_str();
   cmd->add_option("--repeat", c->repeat, "timed repetitions per case and mode")->capture_default_str();
   cmd->add_option("--warmup", c->warmup, "untimed warm-up runs of the first case")->capture_default_str();
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens at most")->capture_default_str();

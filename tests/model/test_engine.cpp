@@ -95,6 +95,26 @@ TEST(Engine, PromptPrefixIsReusedAcrossCalls) {
   EXPECT_EQ(second.calls.at(0).arguments["city"], "Rome");
 }
 
+// The same prompt again continues from the logits the first call left after it: no pass, and the
+// answer bit for bit the first's (a last token fed again alone would round otherwise). Another
+// prompt in between makes the session compute the last token again.
+TEST(Engine, RepeatedPromptIsNotComputedAgain) {
+  auto session = fresh_session(model());
+  auto tools = weather_tools();
+  const std::vector<sw::Message> oslo{{"user", "Weather in Oslo?"}};
+  auto first = session->call(oslo, tools, {sw::DecodeMode::JumpForward, 64});
+  auto again = session->call(oslo, tools, {sw::DecodeMode::JumpForward, 64});
+  EXPECT_EQ(again.stats.prompt_passes, 0);
+  EXPECT_EQ(again.stats.prompt_reused_tokens, again.stats.prompt_tokens);
+  EXPECT_EQ(again.text, first.text);
+  EXPECT_EQ(again.stats.call_passes, first.stats.call_passes);
+
+  session->call({{"user", "Weather in Rome?"}}, tools, {sw::DecodeMode::JumpForward, 64});
+  auto after_another = session->call(oslo, tools, {sw::DecodeMode::JumpForward, 64});
+  EXPECT_EQ(after_another.stats.prompt_passes, 1);
+  EXPECT_LT(after_another.stats.prompt_reused_tokens, after_another.stats.prompt_tokens);
+}
+
 // Easy BFCL cases the default model gets right in the constrained modes (seen in bfcl runs).
 TEST(Engine, CorrectOnEasyBfclCases) {
   auto session = fresh_session(model());

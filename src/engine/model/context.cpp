@@ -107,6 +107,7 @@ const float* Context::logits_after(size_t length) const {
 
 void Context::truncate(size_t length) {
   if (length >= history_.size()) return;
+  forget_prompt_logits_beyond(length);
   llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(length), -1);
   history_.resize(length);
   if (length <= guess_from_) guess_from_ = kNoGuess;
@@ -140,6 +141,7 @@ void Context::drop(llama_seq_id sequence, llama_pos from) {
 
 void Context::clear() {
   llama_memory_clear(llama_get_memory(ctx_), true);
+  forget_prompt_logits_beyond(0);
   history_.clear();
   guess_from_ = kNoGuess;
   last_pass_logits_.clear();
@@ -175,8 +177,14 @@ size_t Context::shared_prefix(const std::vector<llama_token>& tokens) const {
 
 int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {
   size_t shared = shared_prefix(prompt);
-  if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
   for (llama_seq_id seq = 1; seq < sequences_; ++seq) drop(seq);  // branches an answer left behind
+  if (shared > 0 && shared == prompt.size() && shared == prompt_logits_after_) {
+    rewind(shared, prompt_logits_);  // the same prompt again: its logits are kept
+    guess_from_ = kNoGuess;
+    return int(shared);
+  }
+  if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
+  forget_prompt_logits_beyond(shared);
   if (!llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(shared), -1)) {
     clear();
     shared = 0;
@@ -184,7 +192,16 @@ int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& cou
   history_.resize(shared);
   guess_from_ = kNoGuess;
   append(std::vector<llama_token>(prompt.begin() + long(shared), prompt.end()), counter);
+  const float* logits = last_logits();
+  prompt_logits_.assign(logits, logits + llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx_))));
+  prompt_logits_after_ = prompt.size();
   return int(shared);
+}
+
+void Context::forget_prompt_logits_beyond(size_t length) {
+  if (length >= prompt_logits_after_) return;
+  prompt_logits_after_ = 0;
+  prompt_logits_.clear();
 }
 
 }  // namespace sw

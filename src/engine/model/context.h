@@ -54,8 +54,11 @@ class Context {
   // within one batch.
   void append(const std::vector<llama_token>& tokens, PassCounter& counter, const std::vector<bool>& scored);
   // Makes the context hold exactly `prompt`, keeping the cached prefix it shares with what the
-  // context holds now (a repeated system prompt and tool list is not computed again). At least
-  // the last token is recomputed, for its logits. Returns the number of tokens reused.
+  // context holds now (a repeated system prompt and tool list is not computed again). The last
+  // token is recomputed for its logits, unless the context holds the whole prompt and the logits
+  // the last start_from left after it: then nothing is computed, and a repeated prompt continues
+  // bit for bit as it did before (a pass of one token rounds otherwise than the batch that
+  // computed the prompt). Returns the number of tokens reused.
   int start_from(const std::vector<llama_token>& prompt, PassCounter& counter);
   // How many tokens at the start of `tokens` sequence 0 holds already.
   size_t shared_prefix(const std::vector<llama_token>& tokens) const;
@@ -116,6 +119,8 @@ class Context {
 
  private:
   void check_room(size_t extra) const;
+  // Forgets the prompt's kept logits when sequence 0 is cut to `length` below their position.
+  void forget_prompt_logits_beyond(size_t length);
 
   llama_context* ctx_ = nullptr;
   llama_batch batch_{};
@@ -132,6 +137,9 @@ class Context {
   size_t last_pass_start_ = 0;
   std::vector<int> last_pass_logits_;
   std::vector<float> rewound_logits_;  // of the last token, after a rewind (until the next pass)
+  // A copy of the logits after the last start_from's prompt, and that prompt's length (0: none).
+  std::vector<float> prompt_logits_;
+  size_t prompt_logits_after_ = 0;
 };
 
 }  // namespace sw
