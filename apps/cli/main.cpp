@@ -5,6 +5,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"schemaweaver: fast tool calls from small language models, on llama.cpp"};
+  const sw::Version v = sw::version();
+  app.set_version_flag("--version", "schemaweaver " + v.schemaweaver + " (" + v.llama_cpp + ")");
   app.require_subcommand(1);
   cli::add_call_command(app);
   cli::add_bfcl_command(app);

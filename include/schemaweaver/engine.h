@@ -68,6 +68,13 @@ struct ModelInfo {
   double load_ms = 0;          // how long Model::load took
 };
 
+// This library's version and the llama.cpp build it was compiled against.
+struct Version {
+  std::string schemaweaver;  // "MAJOR.MINOR.PATCH"
+  std::string llama_cpp;     // "llama.cpp@" and the build's commit or tag
+};
+Version version();
+
 class LoadedModel;
 
 class Model {

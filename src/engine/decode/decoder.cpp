@@ -19,7 +19,7 @@ class FreeStrategy : public Strategy {
   Step next(const float* logits) override {
     float margin = kNoRival;
     llama_token token =
-        pick_greedy(logits, model_.vocab_size(), order_, [](llama_token) { return true; }, nullptr, &margin);
+        pick_greedy(logits, model_.vocab_size(), [](llama_token) { return true; }, nullptr, &margin);
     if (model_.is_end_of_generation(token)) return {{}, 0, false, true, margin};
     const std::string& piece = model_.pieces[size_t(token)];
     text_ += piece;
@@ -32,7 +32,6 @@ class FreeStrategy : public Strategy {
  private:
   const LoadedModel& model_;
   const std::string closer_;  // text that ends a call in free output
-  std::vector<llama_token> order_;
   std::string text_;
 };
 
@@ -90,7 +89,7 @@ class GrammarStrategy : public Strategy {
   Step next(const float* logits) override {
     auto started = Clock::now();
     float margin = kNoRival;
-    llama_token token = pick_constrained(model_, matcher_, logits, order_, &margin);
+    llama_token token = pick_constrained(model_, matcher_, logits, &margin);
     Step step;
     if (token < 0 || model_.is_end_of_generation(token)) {
       step.stop = true;
@@ -158,7 +157,6 @@ class GrammarStrategy : public Strategy {
   }
 
   const LoadedModel& model_;
-  std::vector<llama_token> order_;
   Matcher matcher_;
   bool jump_;
   double constraint_ms_ = 0;
@@ -227,10 +225,10 @@ void CallTracker::feed(const std::string& text) {
 }
 
 llama_token pick_constrained(const LoadedModel& model, const Matcher& matcher, const float* logits,
-                             std::vector<llama_token>& order, float* margin) {
+                             float* margin) {
   std::optional<ByteSet> first_bytes;  // computed only if the top candidates are all rejected
   return pick_greedy(
-      logits, model.vocab_size(), order,
+      logits, model.vocab_size(),
       [&](llama_token t) {
         if (model.is_end_of_generation(t)) return matcher.can_end();
         const std::string& piece = model.pieces[size_t(t)];

@@ -145,6 +145,6 @@ Spelled spell(Strategy& strategy, const LoadedModel& model, const std::string& t
 // The constrained decoders' choice: the best token by logit whose text `matcher` accepts, or
 // end of generation where it can end; -1 if none. `margin` as for pick_greedy.
 llama_token pick_constrained(const LoadedModel& model, const Matcher& matcher, const float* logits,
-                             std::vector<llama_token>& order, float* margin = nullptr);
+                             float* margin = nullptr);
 
 }  // namespace sw

@@ -77,9 +77,8 @@ std::vector<llama_token> ModelDraft::propose(const std::vector<llama_token>& his
   PassCounter passes;
   context_.start_from(history, passes);
   std::vector<llama_token> draft;
-  std::vector<llama_token> order;
   while (true) {
-    llama_token token = pick_greedy(context_.last_logits(), model_.vocab_size(), order, [](llama_token) { return true; });
+    llama_token token = pick_greedy(context_.last_logits(), model_.vocab_size(), [](llama_token) { return true; });
     if (model_.is_end_of_generation(token)) break;
     draft.push_back(token);
     if (int(draft.size()) == length || context_.used() + 1 >= context_.size()) break;

@@ -5,9 +5,12 @@
 
 namespace sw {
 
-llama_token pick_greedy(const float* logits, int n_vocab, std::vector<llama_token>& order,
-                        const std::function<bool(llama_token)>& allowed,
+llama_token pick_greedy(const float* logits, int n_vocab, const std::function<bool(llama_token)>& allowed,
                         const std::function<bool(llama_token)>& may_be_allowed, float* margin) {
+  // The vocabulary's indices, sorted in part: one buffer per thread for every pick, since a
+  // fresh one (a megabyte for a large vocabulary) costs page faults that a SchemaWeaver call,
+  // which picks through several short-lived decoders, would pay each time.
+  thread_local std::vector<llama_token> order;
   order.resize(static_cast<size_t>(n_vocab));
   std::iota(order.begin(), order.end(), 0);
   auto better = [&](llama_token a, llama_token b) {

@@ -179,7 +179,10 @@ int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& cou
   size_t shared = shared_prefix(prompt);
   for (llama_seq_id seq = 1; seq < sequences_; ++seq) drop(seq);  // branches an answer left behind
   if (shared > 0 && shared == prompt.size() && shared == prompt_logits_after_) {
-    rewind(shared, prompt_logits_);  // the same prompt again: its logits are kept
+    // The same prompt again: its logits are kept (copied into the rewound buffer, whose
+    // storage stays from call to call).
+    truncate(shared);
+    rewound_logits_ = prompt_logits_;
     guess_from_ = kNoGuess;
     return int(shared);
   }

@@ -164,6 +164,8 @@ void read_chat_template(LoadedModel& m) {
 
 }  // namespace
 
+Version version() { return {SW_VERSION, SW_LLAMA_VERSION}; }
+
 std::shared_ptr<Model> Model::load(const ModelParams& params) {
   init_llama_backend();
   {
@@ -218,7 +220,7 @@ ModelInfo Model::info() const {
   info.call_example = m.format.calls_text({{"NAME", Json{{"ARGUMENT", "VALUE"}}}});
   if (!m.reasoning.end.empty()) info.thinking_block = m.reasoning.opener + "REASONING" + m.reasoning.close;
   info.thinking_always_open = m.reasoning.always_open;
-  info.llama_version = SW_LLAMA_VERSION;
+  info.llama_version = version().llama_cpp;
   info.system_info = llama_print_system_info();
   info.load_ms = m.load_ms;
   return info;

@@ -107,7 +107,7 @@ llama_token ValuesPhase::pick(const Branch& b, float& margin) {
   const bool in_string = next == string_body_;
   const bool can_end = b.matcher.can_end();
   llama_token token = pick_greedy(
-      b.logits.data(), model.vocab_size(), turn_.order,
+      b.logits.data(), model.vocab_size(),
       [&](llama_token t) {
         if (in_string && model.plain_string[size_t(t)]) return true;
         return fit(model, b.matcher, t).kind != Fit::No;

@@ -55,7 +55,7 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
       advance_to(decider + 1);
       const float* logits = decider >= w.adopted ? context.logits_after(w.head_end + decider + 1) : b.logits.data();
       stats.checked_tokens += 1;
-      if (!same_choice(model, b, k, pick_constrained(model, m, logits, turn.order))) {
+      if (!same_choice(model, b, k, pick_constrained(model, m, logits))) {
         cut = decider + 1;
         for (size_t j = i; j < branches.size(); ++j) discarded += int(branches[j].picks.size());
         discarded -= int(k);

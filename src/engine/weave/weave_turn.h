@@ -43,7 +43,6 @@ struct WeaveTurn {
   int redecided = 0;             // picks of the branches that the answer does not keep
   bool guessed = false;          // the current call's start was guessed at the last write-back
   bool guess_failed = false;     // a guess of this turn was not taken
-  std::vector<llama_token> order;  // pick_greedy's scratch
   WeaveResult result;
 
   // max_tokens counts the answer's tokens that the model chose, as the serial modes count them:
