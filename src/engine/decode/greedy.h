@@ -17,9 +17,9 @@ constexpr float kNoRival = std::numeric_limits<float>::infinity();
 // candidates are sorted unless all of them are rejected, which gives the same choice as masking
 // the whole vocabulary first, at a fraction of the cost. Then `may_be_allowed`, a cheap
 // necessary condition (such as the first byte), removes most of the vocabulary before the rest
-// is sorted and checked. With a `margin`, it receives how far the choice's logit leads the next allowed token's (kNoRival if
-// none is allowed); when that token lies beyond the sorted top, the gap to the top's last logit,
-// which bounds it from below.
+// is sorted and checked. With a `margin`, it receives how far the choice's logit leads the next
+// allowed token's (kNoRival if none is allowed); when that token lies beyond the sorted top, the
+// gap to the top's last logit, which bounds it from below.
 llama_token pick_greedy(const float* logits, int n_vocab, const std::function<bool(llama_token)>& allowed,
                         const std::function<bool(llama_token)>& may_be_allowed = nullptr,
                         float* margin = nullptr);
