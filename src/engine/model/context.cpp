@@ -178,7 +178,8 @@ size_t Context::shared_prefix(const std::vector<llama_token>& tokens) const {
 int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& counter) {
   size_t shared = shared_prefix(prompt);
   for (llama_seq_id seq = 1; seq < sequences_; ++seq) drop(seq);  // branches an answer left behind
-  if (shared > 0 && shared == prompt.size() && shared == prompt_logits_after_) {
+  const bool whole = shared > 0 && shared == prompt.size();
+  if (whole && shared == prompt_logits_after_) {
     // The same prompt again: its logits are kept (copied into the rewound buffer, whose
     // storage stays from call to call).
     truncate(shared);
@@ -186,7 +187,7 @@ int Context::start_from(const std::vector<llama_token>& prompt, PassCounter& cou
     guess_from_ = kNoGuess;
     return int(shared);
   }
-  if (shared == prompt.size() && shared > 0) --shared;  // the last token is fed again for its logits
+  if (whole) --shared;  // the last token is fed again for its logits
   forget_prompt_logits_beyond(shared);
   if (!llama_memory_seq_rm(llama_get_memory(ctx_), kMain, llama_pos(shared), -1)) {
     clear();
