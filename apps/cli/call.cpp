@@ -20,6 +20,7 @@ struct CallCommand {
   PromptCacheOptions prompt_cache;
   PassCostOptions pass_costs;
   std::string tools_path;
+  std::string schema_path;
   std::string prompt;
   std::string messages_path;
   std::string mode = "schemaweaver";
@@ -64,10 +65,11 @@ struct CallCommand {
                                                   : sw::ToolChoice::Required;
     options.tool = tool;
     options.given_arguments = given_arguments;
-    std::vector<sw::ToolSpec> tools = sw::parse_tools(read_json_file(tools_path));
+    std::vector<sw::ToolSpec> tools = schema_path.empty() ? sw::parse_tools(read_json_file(tools_path)) : std::vector<sw::ToolSpec>{};
     for (const std::string& name : read_only) mark_read_only(tools, name);
     std::vector<sw::Message> chat = messages();
     auto loaded = sw::Model::load(model.params);
+    auto compiled = schema_path.empty() ? sw::compile_tools(loaded, tools) : sw::compile_schema(loaded, response_schema());
     options.draft_model = load_draft_model(draft_model, model.params, {spec});
     if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools, options) << "\n";
     sw::Session session(loaded);
@@ -82,7 +84,8 @@ struct CallCommand {
                      e.replaces_provisional ? " (replaces the provisional call)" : "");
       };
     }
-    sw::CallResult result = session.call(chat, tools, options);
+    sw::CallResult result = session.call(chat, *compiled, options);
+    result.stats.compile_ms += compiled->compile_ms();
     const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     const SinceStart since{total_ms - result.stats.call_ms, total_ms - result.stats.call_ms + result.stats.executable_ms};
     const double load_ms = loaded->info().load_ms;
@@ -91,6 +94,15 @@ struct CallCommand {
       session.save_prompt_state(prompt_state);
     json ? print_json(result, load_ms, since, restored) : print_text(result, load_ms, since, restored);
     if (!result.error.empty()) throw sw::Error("no valid call: " + result.error);
+  }
+
+  // The --schema file: a JSON Schema, or OpenAI's json_schema object around one ({"name", "schema"}).
+  sw::ToolSpec response_schema() const {
+    const sw::Json file = read_json_file(schema_path);
+    const bool wrapped = file.is_object() && file.contains("schema") && file["schema"].is_object();
+    if (!wrapped) return sw::parse_response_schema(file);
+    if (file.contains("name") && !file["name"].is_string()) throw sw::Error("'" + schema_path + "': 'name' must be a string");
+    return sw::parse_response_schema(file["schema"], file.value("name", std::string("response")));
   }
 
   static void mark_read_only(std::vector<sw::ToolSpec>& tools, const std::string& name) {
@@ -105,7 +117,8 @@ struct CallCommand {
 
   void print_text(const sw::CallResult& r, double load_ms, const SinceStart& since, int restored) const {
     if (!r.thinking_text.empty()) std::cout << "reasoning: " << r.reasoning << "\n";
-    for (const sw::ToolCall& call : r.calls)
+    if (!schema_path.empty() && r.error.empty()) std::cout << r.text << "\n";
+    for (const sw::ToolCall& call : schema_path.empty() ? r.calls : std::vector<sw::ToolCall>{})
       std::cout << sw::dump_json(call.to_json()) << "\n";
     if (r.text_reply) std::cout << r.text << "\n";
     else if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
@@ -160,7 +173,11 @@ void add_call_command(CLI::App& app) {
   c->model.add_to(*cmd);
   c->prompt_cache.add_to(*cmd);
   c->pass_costs.add_to(*cmd);
-  cmd->add_option("--tools", c->tools_path, "tools JSON file (OpenAI, MCP or BFCL style)")->required();
+  auto* tools = cmd->add_option("--tools", c->tools_path, "tools JSON file (OpenAI, MCP or BFCL style)");
+  auto* schema = cmd->add_option("--schema", c->schema_path,
+                                 "answer with one JSON object of this JSON Schema (or OpenAI json_schema object) "
+                                 "instead of a call: a structured output");
+  tools->excludes(schema);
   auto* prompt = cmd->add_option("-p,--prompt", c->prompt, "the user's request");
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
   prompt->excludes(messages);
@@ -186,9 +203,10 @@ void add_call_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
   cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");
-  cmd->callback([c, prompt, messages] {
+  cmd->callback([c, prompt, messages, tools, schema] {
     if (prompt->count() == 0 && messages->count() == 0)
       throw sw::Error("give the request with --prompt or --messages");
+    if (tools->count() == 0 && schema->count() == 0) throw sw::Error("give the tools with --tools (or a schema with --schema)");
     c->run();
   });
 }

@@ -371,9 +371,10 @@ struct ServeCommand {
       auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
       std::shared_ptr<const sw::ToolSet> tool_set;
       try {
-        tool_set = tool_sets.get(request.tools);
+        tool_set = request.response_schema ? tool_sets.get_schema(*request.response_schema) : tool_sets.get(request.tools);
       } catch (const sw::Error& e) {
-        return send_error(res, 400, e.what(), "invalid_request_error", "tools");
+        return send_error(res, 400, e.what(), "invalid_request_error",
+                          request.response_schema ? "response_format" : "tools");
       }
       std::shared_ptr<SlotPool::Lease> lease = pool.acquire(prefix_key(request, *tool_set), deadline);
       if (!lease) return send_error(res, 503, "the server is busy; try again later", "server_busy");
@@ -421,6 +422,7 @@ struct ServeCommand {
       return out;
     }
     metrics.record(out.result, lease.reused_prefix);
+    if (request.response_schema) openai::schema_answer_as_content(out.result);
     out.error = openai::failed_answer(out.result);
     return out;
   }
@@ -459,7 +461,9 @@ struct ServeCommand {
       return !sink.is_writable() || !write(": \n\n");
     };
     write(sse(openai::role_chunk(id, model_id, created)));
-    request.options.on_call = [&](const sw::CallEvent& e) { write(sse(openai::call_chunk(id, model_id, created, e))); };
+    // An answer in a response schema is content, sent whole at its end.
+    if (!request.response_schema)
+      request.options.on_call = [&](const sw::CallEvent& e) { write(sse(openai::call_chunk(id, model_id, created, e))); };
     request.options.on_reasoning = [&](const std::string& reasoning) {
       write(sse(openai::reasoning_chunk(id, model_id, created, reasoning)));
     };

@@ -336,7 +336,8 @@ class ToolSet {
 
  private:
   friend class CompiledToolSet;  // the library's only kind of ToolSet
-  explicit ToolSet(std::vector<ToolSpec> tools);
+  // `key_prefix` tells sets of the same tools apart that answer otherwise (a schema's answers).
+  ToolSet(std::vector<ToolSpec> tools, const std::string& key_prefix);
   std::vector<ToolSpec> tools_;
   std::string key_;
   double compile_ms_ = 0;
@@ -346,6 +347,15 @@ class ToolSet {
 // for `model`, in the call format the model was loaded with (ModelParams::call_format); a model
 // loaded with vocab_only will do. Throws Error if two tools have the same name.
 std::shared_ptr<const ToolSet> compile_tools(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools);
+
+// Compiles a response schema (parse_response_schema) for answers that are one JSON object of it
+// (OpenAI's structured outputs): Session::call with this set answers with the object, in every
+// mode but free, its properties decoded as a call's arguments are (SchemaWeaver: in parallel
+// branches, written back and verified). CallResult::text is the object's JSON text and
+// CallResult::calls one call of the schema's name whose arguments are the object. The prompt
+// shows no tools (the messages ask for the answer); tool_choice must be required (the default).
+// Its key differs from every tool set's.
+std::shared_ptr<const ToolSet> compile_schema(std::shared_ptr<const Model> model, ToolSpec answer);
 
 // Compiled tool sets by their key (ToolSet::key), the least recently used dropped beyond `capacity`: what a server keeps, since its clients send
 // the same tools with every request. Thread-safe.
@@ -357,6 +367,8 @@ class ToolSetCache {
   ~ToolSetCache();
   // The compiled set of `tools`, compiled now if the cache does not hold it.
   std::shared_ptr<const ToolSet> get(const std::vector<ToolSpec>& tools);
+  // The same for a response schema's answers (compile_schema).
+  std::shared_ptr<const ToolSet> get_schema(const ToolSpec& answer);
   struct Counts {
     long hits = 0, misses = 0;
     size_t size = 0;
@@ -364,6 +376,7 @@ class ToolSetCache {
   Counts counts() const;
 
  private:
+  std::shared_ptr<const ToolSet> get(const std::string& key, const std::function<std::shared_ptr<const ToolSet>()>& compile);
   std::unique_ptr<ToolSetCacheState> state_;
 };
 

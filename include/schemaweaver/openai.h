@@ -8,6 +8,7 @@
 // optional arguments are decided) and "x_replaces_provisional" on the final call.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,12 @@ struct ChatRequest {
   std::vector<Message> messages;
   std::vector<ToolSpec> tools;
   bool stream = false;
+  // response_format json_schema where the answer is not a call: the answer is one object of
+  // this schema (compile_schema), sent as the message's content.
+  std::optional<ToolSpec> response_schema;
   // mode, max_tokens, tool_choice (auto, none, required; a named function is required with
-  // options.tool set), max_calls (1 when parallel_tool_calls is false)
+  // options.tool set; required for an answer in a response schema), max_calls (1 when
+  // parallel_tool_calls is false)
   CallOptions options;
 };
 
@@ -65,6 +70,9 @@ struct ErrorResponse {
   Json body;
 };
 ErrorResponse failed_answer(const CallResult& result);
+// An answer in a response schema as OpenAI sends it: the object's text as the message's content
+// (finish_reason "stop", or "length" where max_tokens cut it), no tool calls, no call events.
+void schema_answer_as_content(CallResult& result);
 // A request that ran past the server's time limit: 504, code "timeout".
 ErrorResponse timed_out();
 

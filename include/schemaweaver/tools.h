@@ -79,6 +79,12 @@ bool valid_tool_name(const std::string& name);
 // Throws Error on an empty list, a duplicate or invalid name or an unsupported construct.
 std::vector<ToolSpec> parse_tools(const Json& tools);
 
+// A response schema (OpenAI's response_format json_schema) read as the one tool of an answer in
+// that schema: named `name`, the root object's properties its arguments, every keyword as in a
+// tool's parameters. Throws Error naming the path and keyword for what parse_tools refuses, and
+// for a root that is not an object with declared properties.
+ToolSpec parse_response_schema(const Json& schema, const std::string& name = "response");
+
 // One tool call as the model wrote it.
 struct ToolCall {
   std::string name;

@@ -245,11 +245,6 @@ bool valid_utf8(const std::string& text) {
 // effect, as docs/server.md says.)
 void refuse_what_cannot_be_honoured(const Json& body) {
   auto given = [&](const char* key) { return body.contains(key) && !body[key].is_null(); };
-  if (given("response_format") &&
-      !(body["response_format"].is_object() && body["response_format"].value("type", "") == "text"))
-    throw RequestError("response_format other than {\"type\": \"text\"} is not supported: describe the answer's "
-                       "form as a tool and send tool_choice \"required\"",
-                       "response_format", "unsupported_parameter");
   if (given("stop") && !(body["stop"].is_array() && body["stop"].empty()))
     throw RequestError("stop sequences are not supported", "stop", "unsupported_parameter");
   if (given("logprobs") && body["logprobs"] != false)
@@ -260,7 +255,56 @@ void refuse_what_cannot_be_honoured(const Json& body) {
     throw RequestError("logit_bias is not supported", "logit_bias", "unsupported_parameter");
 }
 
+// OpenAI's response_format: text (the default), or json_schema - the answer is one JSON object of
+// the schema where no call is made (no tools, or tool_choice none). json_object is refused: an
+// object of any keys has no properties to decode (give its schema).
+void parse_response_format(const Json& body, const Limits& limits, ChatRequest& request) {
+  if (!body.contains("response_format") || body["response_format"].is_null()) return;
+  const Json& format = body["response_format"];
+  if (!format.is_object() || !format.contains("type") || !format["type"].is_string())
+    throw RequestError("'response_format' must be {\"type\": \"text\"} or {\"type\": \"json_schema\", ...}",
+                       "response_format");
+  const std::string type = format["type"].get<std::string>();
+  if (type == "text") return;
+  if (type == "json_object")
+    throw RequestError("response_format json_object (an object of any keys) is not supported: give the object's "
+                       "schema with {\"type\": \"json_schema\", \"json_schema\": {\"name\", \"schema\"}}",
+                       "response_format", "unsupported_parameter");
+  if (type != "json_schema")
+    throw RequestError("'response_format.type' is '" + type + "'; known: text, json_schema", "response_format.type");
+  const Json& spec = require(format, "json_schema", "response_format");
+  if (!spec.is_object()) throw RequestError("'response_format.json_schema' must be an object", "response_format.json_schema");
+  const std::string name = require_string(spec, "name", "response_format.json_schema");
+  if (spec.contains("strict") && !spec["strict"].is_null() && !spec["strict"].is_boolean())
+    throw RequestError("'response_format.json_schema.strict' must be true or false", "response_format.json_schema.strict");
+  const std::string where = "response_format.json_schema.schema";
+  const Json& schema = require(spec, "schema", "response_format.json_schema");
+  if (depth(schema) > limits.schema_depth)
+    throw RequestError("'" + where + "' nests deeper than " + std::to_string(limits.schema_depth) + " levels", where,
+                       "too_deep");
+  ToolChoice& choice = request.options.tool_choice;
+  if (!request.tools.empty() && choice == ToolChoice::Auto)
+    throw RequestError("response_format json_schema with tools under tool_choice auto is not supported: send "
+                       "tool_choice \"required\" for a call or \"none\" for the answer in the schema",
+                       "response_format", "unsupported_parameter");
+  if (choice == ToolChoice::Required) return;  // a call: the answer has no content to shape
+  try {
+    request.response_schema = parse_response_schema(schema, name);
+  } catch (const Error& e) {
+    throw RequestError(std::string("'") + where + "': " + e.what(), where);
+  }
+  choice = ToolChoice::Required;  // the schema's object is the answer
+}
+
 }  // namespace
+
+void schema_answer_as_content(CallResult& result) {
+  result.calls.clear();
+  result.stats.events.clear();
+  // An answer cut off by max_tokens is content that ends early ("length"), as OpenAI sends it;
+  // any other failure stays an error.
+  result.text_reply = result.error.empty() || result.stopped_at_max_tokens;
+}
 
 Json error_body(const std::string& message, const std::string& type, const std::string& param,
                 const std::string& code) {
@@ -280,6 +324,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   request.messages = parse_messages(body, limits);
   request.tools = parse_tool_list(body, limits);
   parse_tool_choice(body, request);
+  parse_response_format(body, limits, request);
   if (!optional_bool(body, "parallel_tool_calls", true)) request.options.max_calls = 1;
   request.stream = optional_bool(body, "stream", false);
   request.options.max_tokens = parse_max_tokens(body, limits);

@@ -312,6 +312,51 @@ TEST(Weaver, ToolChosenByTheCallerIsNotDecoded) {
   EXPECT_THROW(call(weather_tools(), "hi", options), sw::Error);
 }
 
+// An answer in a response schema (structured outputs): its object alone, no name, no markers;
+// in branches the same object as jump-forward's, its fields checked by the verifier; every
+// serial mode under the schema's grammar; nothing of the tools' prompt shown.
+TEST(Weaver, AnswerInASchemaIsItsObjectInEveryMode) {
+  const sw::ToolSpec person = sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "properties": {
+      "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0},
+      "city": {"type": "string", "enum": ["Paris", "Berlin", "Rome"]}},
+      "required": ["name", "age", "city"], "additionalProperties": false})"), "person");
+  auto schema = sw::compile_schema(model(), person);
+  const std::vector<sw::Message> request = {{"user", "Anna is 31 and lives in Rome. Describe her as JSON."}};
+  sw::Session session(model());
+  sw::CallResult reference;
+  for (sw::DecodeMode mode : {sw::DecodeMode::JumpForward, sw::DecodeMode::Constrained, sw::DecodeMode::Speculative,
+                              sw::DecodeMode::SchemaWeaver}) {
+    sw::CallOptions options = weaving();
+    options.mode = mode;
+    sw::CallResult r = session.call(request, *schema, options);
+    ASSERT_TRUE(r.error.empty()) << sw::to_string(mode) << ": " << r.error << "\n" << r.text;
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0].name, "person");
+    EXPECT_EQ(sw::Json::parse(r.text), r.calls[0].arguments) << r.text;  // the text is the object, whole
+    EXPECT_EQ(sw::schema_violation({person}, r.calls[0]), "");
+    ASSERT_EQ(r.stats.events.size(), 1u);  // the object is announced once it closes
+    if (mode == sw::DecodeMode::JumpForward) reference = r;
+    if (mode != sw::DecodeMode::SchemaWeaver) continue;
+    EXPECT_EQ(r.text, reference.text);
+    EXPECT_GT(r.stats.verification.checked_tokens, 0);
+    EXPECT_LT(r.stats.call_passes, reference.stats.call_passes) << "three fields, one pass of branches a step";
+    EXPECT_EQ(r.stats.phases.front().name, "skeleton");  // no name phase: nothing names the object
+  }
+  // The prompt is the conversation's own, without tools: a reply in text would see the same.
+  sw::CallOptions text_reply = weaving();
+  text_reply.tool_choice = sw::ToolChoice::None;
+  EXPECT_EQ(reference.stats.prompt_tokens, session.check(request, std::vector<sw::ToolSpec>{}, text_reply));
+  sw::CallOptions options = weaving();
+  options.mode = sw::DecodeMode::Free;
+  EXPECT_THROW(session.call(request, *schema, options), sw::Error);
+  options = weaving();
+  options.tool_choice = sw::ToolChoice::Auto;
+  EXPECT_THROW(session.call(request, *schema, options), sw::Error);
+  options = weaving();
+  options.calls_as_list = true;
+  EXPECT_THROW(session.call(request, *schema, options), sw::Error);
+}
+
 TEST(Weaver, GivenArgumentSetGetsBranchesAndNoOptionalDecision) {
   sw::CallOptions options = weaving();
   options.tool = "get_weather";

@@ -73,6 +73,28 @@ TEST(CallGrammar, SmolLM2FormatWholeAnswer) {
   EXPECT_FALSE(matches(grammar, R"(<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}})"));
 }
 
+// An answer in a schema is the object alone: no name, no markers, one object.
+TEST(CallGrammar, SchemaAnswerIsTheObjectAlone) {
+  const sw::CallFormat format = sw::CallFormat::schema_answer();
+  const std::vector<sw::ToolSpec> answer = {weather_tools()[0]};
+  auto grammar = sw::build_call_grammar(format, answer);
+  EXPECT_TRUE(matches(grammar, R"({"city": "Paris"})"));
+  EXPECT_TRUE(matches(grammar, R"({"city": "Oslo", "unit": "c"})"));
+  EXPECT_FALSE(matches(grammar, R"({"name": "get_weather", "arguments": {"city": "Paris"}})"));
+  EXPECT_FALSE(matches(grammar, R"({"city": "Paris"}, {"city": "Oslo"})"));
+  EXPECT_FALSE(matches(grammar, R"({"unit": "c"})"));
+  EXPECT_EQ(format.call_head("get_weather"), "");
+  EXPECT_THROW(sw::build_head_grammar("", format, answer), sw::Error);  // nothing to name
+  EXPECT_THROW(format.as_list(), sw::Error);
+
+  auto parsed = format.parse(" {\"city\": \"Paris\"}\n", answer);
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0].name, "get_weather");
+  EXPECT_EQ(parsed[0].arguments, sw::Json::parse(R"({"city": "Paris"})"));
+  EXPECT_THROW(format.parse(R"({"city": "Paris"} and more)", answer), sw::Error);
+  EXPECT_THROW(format.parse(R"({"city": "Par)", answer), sw::Error);
+}
+
 TEST(CallGrammar, HermesFormatSeveralBlocks) {
   auto grammar = sw::build_call_grammar(sw::CallFormat::by_name("hermes"), weather_tools());
   EXPECT_TRUE(matches(grammar, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>"));

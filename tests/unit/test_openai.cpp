@@ -110,6 +110,60 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
   EXPECT_EQ(rejected_param(required_without_tools), "tool_choice");
 }
 
+// response_format json_schema: the answer is one object of the schema where no call is made; a
+// call when tool_choice asks for one; refused by name where it cannot be honoured.
+TEST(OpenAiRequest, ResponseFormatJsonSchema) {
+  const std::string person = R"({"type": "json_schema", "json_schema": {"name": "person", "strict": true,
+    "schema": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+               "required": ["name", "age"], "additionalProperties": false}}})";
+  Json body = Json::parse(R"({"messages": [{"role": "user", "content": "Anna, 31"}]})");
+  body["response_format"] = Json::parse(person);
+  openai::ChatRequest r = openai::parse_chat_request(body);
+  ASSERT_TRUE(r.response_schema);
+  EXPECT_EQ(r.response_schema->name, "person");
+  EXPECT_EQ(r.response_schema->arguments.size(), 2u);
+  EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Required);  // the schema's object is the answer
+
+  Json with_tools = request(R"(, "tool_choice": "none")");
+  with_tools["response_format"] = Json::parse(person);
+  EXPECT_TRUE(openai::parse_chat_request(with_tools).response_schema);
+  with_tools["tool_choice"] = "required";
+  r = openai::parse_chat_request(with_tools);
+  EXPECT_FALSE(r.response_schema);  // a call: no content to shape
+  EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Required);
+  with_tools["tool_choice"] = "auto";
+  EXPECT_EQ(rejected_param(with_tools), "response_format");
+
+  auto rejected_format = [&](const std::string& format) {
+    Json b = body;
+    b["response_format"] = Json::parse(format);
+    return rejected_param(b);
+  };
+  EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "array"}}})"),
+            "response_format.json_schema.schema");
+  EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}})"),
+            "response_format.json_schema.schema");  // free-form: no properties to decode
+  EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"schema": {"type": "object"}}})"),
+            "response_format.json_schema.name");
+  EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "a b", "schema": {"type": "object",
+            "properties": {"a": {"type": "string"}}}}})"), "response_format.json_schema.schema");
+  EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "x", "strict": "yes", "schema": {}}})"),
+            "response_format.json_schema.strict");
+  EXPECT_EQ(rejected_format(R"({"type": "xml"})"), "response_format.type");
+  EXPECT_EQ(rejected_format(R"("json")"), "response_format");
+  EXPECT_EQ(rejected_format(R"({"type": "json_object"})"), "response_format");
+
+  sw::CallResult cut;
+  cut.calls = {{"person", Json::object()}};
+  cut.text = R"({"name": "An)";
+  cut.error = "cut";
+  cut.stopped_at_max_tokens = true;
+  openai::schema_answer_as_content(cut);
+  EXPECT_TRUE(cut.calls.empty());
+  EXPECT_EQ(openai::failed_answer(cut).status, 0);  // content that ends early: finish_reason length
+  EXPECT_EQ(openai::completion("id", "m", 0, cut)["choices"][0]["finish_reason"], "length");
+}
+
 // The server takes the same mode switches as the CLI (one parser, sw::apply_mode).
 // Thinking as llama-server takes it: on by chat_template_kwargs' enable_thinking, its budget
 // from thinking_budget_tokens (or reasoning_budget_tokens; -1 or none: max_tokens).

@@ -142,3 +142,30 @@ TEST(Tools, DumpJsonInPythonStyle) {
 }
 
 }  // namespace
+
+// A response schema (structured outputs) read as the one tool of its answers.
+TEST(ResponseSchema, RootObjectPropertiesBecomeTheArguments) {
+  sw::ToolSpec answer = sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "description": "A person.",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]})"), "person");
+  EXPECT_EQ(answer.name, "person");
+  EXPECT_EQ(answer.description, "A person.");
+  ASSERT_EQ(answer.arguments.size(), 2u);
+  EXPECT_TRUE(answer.arguments[0].required);
+  EXPECT_FALSE(answer.arguments[1].required);
+
+  auto refusal = [](const char* schema, const std::string& name = "response") {
+    try {
+      sw::parse_response_schema(sw::Json::parse(schema), name);
+    } catch (const sw::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal(R"({"type": "array", "items": {"type": "string"}})").find("response schema 'response'"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type": "object"})").find("free-form"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type": "object", "additionalProperties": {"type": "integer"}})").find("free-form"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type": "object", "properties": {"a": {"type": "string", "not": {}}}})").find("properties.a.not"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"([1])").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type": "object", "properties": {"a": {}}})", "a b").find("'a b'"), std::string::npos);
+}

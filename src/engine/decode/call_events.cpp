@@ -4,9 +4,14 @@
 
 namespace sw {
 
-void SerialCallEvents::closed(const std::string& object, const CallFormat& format, double at_ms) {
+void SerialCallEvents::closed(const std::string& object, const CallFormat& format, const std::vector<ToolSpec>& tools,
+                              double at_ms) {
   if (!format.json_call) return;
   const Json value = Json::parse(object, nullptr, false);
+  if (!format.named) {
+    if (value.is_object() && tools.size() == 1) announce({tools.front().name, value}, at_ms);
+    return;
+  }
   const std::string& name = format.name_field;
   const std::string& arguments = format.args_field;
   if (!value.is_object() || !value.contains(name) || !value[name].is_string() || !value.contains(arguments) ||

@@ -18,8 +18,9 @@ class SerialCallEvents {
  public:
   SerialCallEvents(const CallOptions& options, std::vector<CallEvent>& events) : options_(options), events_(events) {}
 
-  // A JSON object closed in the text: a call where the format writes calls as JSON objects.
-  void closed(const std::string& object, const CallFormat& format, double at_ms);
+  // A JSON object closed in the text: a call where the format writes calls as JSON objects (the
+  // answer of `tools`' one schema where calls are not named).
+  void closed(const std::string& object, const CallFormat& format, const std::vector<ToolSpec>& tools, double at_ms);
   // The calls of a valid answer that no event announced yet.
   void rest(const std::vector<ToolCall>& calls, double at_ms);
 

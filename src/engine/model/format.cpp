@@ -416,6 +416,13 @@ std::pair<std::string, std::string> CallFormat::tool_result(const std::string& c
 }
 
 std::vector<ToolCall> CallFormat::parse(const std::string& text, const std::vector<ToolSpec>& tools) const {
+  if (!named) {
+    if (tools.size() != 1) throw Error("internal: an answer in a schema is read with its one schema");
+    const size_t begin = skip_space(text, 0);
+    auto [object, end] = arguments_at(text, begin, &tools.front());
+    if (skip_space(text, end) != text.size()) throw Error("the answer goes on after its JSON object");
+    return {ToolCall{tools.front().name, std::move(object)}};
+  }
   // Models sometimes drop their markers and write the bare call: accept that too.
   std::vector<std::string> blocks = call_start.empty() ? std::vector<std::string>{} : marked_blocks(text, call_start, call_end);
   if (blocks.empty()) {
@@ -465,7 +472,18 @@ CallFormat CallFormat::by_name(const std::string& name) {
   return f;
 }
 
+CallFormat CallFormat::schema_answer() {
+  CallFormat f;
+  f.name = "schema";
+  f.family = "template";  // shows no tools: the caller's messages ask for the answer
+  f.name_prefix = f.name_suffix = f.args_prefix = f.call_suffix = "";
+  f.parallel = false;
+  f.named = false;
+  return f;
+}
+
 CallFormat CallFormat::as_list() const {
+  if (!named) throw Error("an answer in a schema is one object: it makes no list of calls");
   if (list) return *this;
   if (!json_call) throw Error("the calls of this model's format name their tool outside JSON: they make no JSON list");
   if (call_start.empty()) throw Error("this model's format has no markers to hold a list of calls");

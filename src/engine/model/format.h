@@ -94,6 +94,9 @@ struct CallFormat {
   ArgumentSyntax arguments;  // how the arguments are written (JSON for every json_call format)
   bool parallel = true;    // a turn may hold several calls
   bool list = false;       // the turn's calls are one JSON list
+  // False for an answer in a schema (schema_answer): the call is its arguments object alone,
+  // of its set's one tool, whose name is never written.
+  bool named = true;
   // Why the model's template did not give the format, when the model's own was asked for and
   // this is the library's fallback ("" otherwise).
   std::string fallback_reason;
@@ -102,8 +105,10 @@ struct CallFormat {
   // the "template" family: its template shows them). `user_system`: the caller's own ("" if none).
   std::string system_prompt(const std::vector<ToolSpec>& tools, const std::string& user_system) const;
 
-  // A call's text up to its arguments object: name_prefix NAME name_suffix args_prefix.
-  std::string call_head(const std::string& tool) const { return name_prefix + tool + name_suffix + args_prefix; }
+  // The text that names a call's tool: name_prefix NAME name_suffix ("" where calls are not named).
+  std::string name_text(const std::string& tool) const { return named ? name_prefix + tool + name_suffix : ""; }
+  // A call's text up to its arguments object: its name's text, args_prefix.
+  std::string call_head(const std::string& tool) const { return name_text(tool) + args_prefix; }
   // The text of one call and of a turn that made these calls, as the model writes them.
   std::string call_text(const ToolCall& call) const;
   std::string calls_text(const std::vector<ToolCall>& calls) const;
@@ -129,6 +134,10 @@ struct CallFormat {
   CallFormat as_list() const;
 
   static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
+  // An answer that is one JSON object of a schema (OpenAI's structured outputs): no markers, no
+  // name, one "call" whose arguments are the object - so that every mode decodes it as it
+  // decodes a call's arguments (SchemaWeaver: its properties in parallel branches).
+  static CallFormat schema_answer();
   // The syntaxes of llama.cpp's handlers of its own written here, which derive() tries where the
   // template's analysis gives none that handler reads: LFM2's python-like calls and Gemma 4's.
   static CallFormat python_like_calls();

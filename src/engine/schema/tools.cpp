@@ -15,13 +15,13 @@ namespace {
 
 // Where in the input a problem sits: tool name plus JSON path, for error messages.
 struct Where {
-  std::string tool;
+  std::string subject;  // "tool 'NAME'", "response schema 'NAME'"
   std::string path;
 
-  Where at(const std::string& key) const { return {tool, path.empty() ? key : path + "." + key}; }
-  Where at(size_t index) const { return {tool, path + "[" + std::to_string(index) + "]"}; }
+  Where at(const std::string& key) const { return {subject, path.empty() ? key : path + "." + key}; }
+  Where at(size_t index) const { return {subject, path + "[" + std::to_string(index) + "]"}; }
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error("tool '" + tool + "': " + (path.empty() ? "" : path + ": ") + what);
+    throw Error(subject + ": " + (path.empty() ? "" : path + ": ") + what);
   }
 };
 
@@ -495,8 +495,18 @@ RawTool unwrap_dialect(const Json& entry, const Where& where) {
   return raw;
 }
 
+// The properties of an object schema `node` (a tool's parameters, a response schema).
+std::vector<Property> read_object_properties(const Json& node, const Where& where) {
+  Schema object = SchemaReader(node).read(node, where);
+  if (SchemaReader::is_never(object))
+    where.fail("a recursive '$ref' admits no value within " + std::to_string(SchemaReader::kRecursionDepth) +
+               " levels (it is always required)");
+  if (object.type != Type::Object && object.type != Type::Any) where.fail("the schema must describe an object");
+  return std::move(object.properties);
+}
+
 ToolSpec parse_tool(const Json& entry, size_t index) {
-  Where where{"#" + std::to_string(index), ""};
+  Where where{"tool '#" + std::to_string(index) + "'", ""};
   RawTool raw = unwrap_dialect(entry, where);
   const Json& body = *raw.body;
   if (!body.contains("name") || !body["name"].is_string() || body["name"].get<std::string>().empty())
@@ -507,18 +517,10 @@ ToolSpec parse_tool(const Json& entry, size_t index) {
   ToolSpec tool;
   tool.name = body["name"].get<std::string>();
   tool.read_only = raw.read_only;
-  where.tool = tool.name;
+  where.subject = "tool '" + tool.name + "'";
   if (body.contains("description") && body["description"].is_string())
     tool.description = body["description"].get<std::string>();
-  if (raw.parameters && !raw.parameters->is_null()) {
-    Schema parameters = SchemaReader(*raw.parameters).read(*raw.parameters, where.at("parameters"));
-    if (SchemaReader::is_never(parameters))
-      where.at("parameters").fail("a recursive '$ref' admits no value within " +
-                                  std::to_string(SchemaReader::kRecursionDepth) + " levels (it is always required)");
-    if (parameters.type != Type::Object && parameters.type != Type::Any)
-      where.at("parameters").fail("the parameters schema must describe an object");
-    tool.arguments = std::move(parameters.properties);
-  }
+  if (raw.parameters && !raw.parameters->is_null()) tool.arguments = read_object_properties(*raw.parameters, where.at("parameters"));
   return tool;
 }
 
@@ -639,6 +641,22 @@ std::vector<ToolSpec> parse_tools(const Json& tools) {
     specs.push_back(std::move(tool));
   }
   return specs;
+}
+
+ToolSpec parse_response_schema(const Json& schema, const std::string& name) {
+  if (!valid_tool_name(name))
+    throw Error("the response schema's name '" + name.substr(0, 200) + "' is not 1-128 of the characters A-Z a-z 0-9 _ . : / -");
+  const Where where{"response schema '" + name + "'", ""};
+  if (!schema.is_object()) where.fail("must be a JSON object");
+  ToolSpec answer;
+  answer.name = name;
+  if (schema.contains("description") && schema["description"].is_string())
+    answer.description = schema["description"].get<std::string>();
+  answer.arguments = read_object_properties(schema, where);
+  // An object whose keys are not declared would be decoded as {} (a call writes declared
+  // arguments only): refused rather than answered empty.
+  if (answer.arguments.empty()) where.fail("the root object must declare its properties (a free-form object is not supported)");
+  return answer;
 }
 
 std::string dump_json(const Json& value) {

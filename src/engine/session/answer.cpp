@@ -88,7 +88,7 @@ void Answer::decode_serially() {
   const bool free = options_.mode == DecodeMode::Free;
   if (!free) {
     tracker_.on_close(
-        [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_.format(), at_ms); });
+        [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_.format(), tools_.tools(), at_ms); });
   }
   std::unique_ptr<Strategy> strategy =
       make_strategy(options_.mode, model_, free ? nullptr : tools_.calls(options_.max_calls));

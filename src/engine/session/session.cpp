@@ -136,10 +136,21 @@ Session::~Session() = default;
 
 namespace {
 
+// An answer in a schema (compile_schema) is its one object, decoded under its grammar.
+void check_schema_answer(const CallOptions& options) {
+  if (options.mode == DecodeMode::Free)
+    throw Error("an answer in a schema is decoded under the schema's grammar: the free mode writes what the model chooses");
+  if (options.tool_choice != ToolChoice::Required)
+    throw Error("an answer in a schema is its object: tool_choice auto and none choose between calls and text");
+  if (!options.tool.empty()) throw Error("an answer in a schema has no tool to choose");
+  if (options.calls_as_list) throw Error("an answer in a schema is one object: it makes no list of calls");
+}
+
 // The tools a call may use: all, or the one the caller chose, written as a list if the caller
 // asked (the set held by `chosen`). A call that may be a reply in text may go without tools.
 const CompiledToolSet& usable_tools(const CompiledToolSet& tools, const CallOptions& options,
                                     std::shared_ptr<const CompiledToolSet>& chosen) {
+  if (!tools.format().named) check_schema_answer(options);
   if (tools.tools().empty() && options.tool_choice == ToolChoice::Required) throw Error("no tools given");
   if (options.tool.empty()) {
     if (!options.given_arguments.empty()) throw Error("given arguments need the tool they belong to");
@@ -178,8 +189,10 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
     throw Error("a draft model is an option of the speculative mode");
   if (options.calls_as_list && options.mode == DecodeMode::Free)
     throw Error("calls as a list are written under a grammar: the free mode writes what the model chooses");
+  // A schema's answer shows no tools: its one "tool" is the schema, which the messages ask for.
+  static const std::vector<ToolSpec> no_tools;
   p.shown = shown_tools(
-      model, all_tools.tools(), [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); },
+      model, all_tools.format().named ? all_tools.tools() : no_tools, [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); },
       options);
   if (options.thinking_budget < 0) throw Error("thinking_budget must be 0 (thinking off) or positive");
   if (options.thinking_budget > 0 && model.reasoning.end.empty())

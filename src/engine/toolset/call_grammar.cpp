@@ -314,7 +314,8 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   SchemaRules rules(b, format.arguments);
   std::vector<Sequence> per_tool;
   for (const ToolSpec& tool : tools) {
-    per_tool.push_back(G::literal(tool.name + format.name_suffix + format.args_prefix) +
+    const std::string name = format.named ? tool.name + format.name_suffix : "";
+    per_tool.push_back(G::literal(name + format.args_prefix) +
                        rules.object(tool.arguments, "args-" + tool.name, format.arguments) + call_ending(rules, format));
   }
   uint32_t call = b.add("call", {G::literal(format.name_prefix) + b.ref(b.add("tool", per_tool))});
@@ -338,6 +339,7 @@ std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const s
 std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, const CallFormat& format,
                                                   const std::vector<ToolSpec>& tools) {
   if (tools.empty()) throw Error("cannot build a call grammar without tools");
+  if (!format.named) throw Error("internal: an answer in a schema has no name to decode");
   GrammarBuilder b;
   std::vector<Sequence> names;
   for (const ToolSpec& tool : tools) names.push_back(G::literal(tool.name + format.name_suffix));

@@ -49,7 +49,11 @@ std::vector<Property> optional_arguments(const ToolSpec& tool) {
 
 double compile_clock_ms() { return compiling_ms; }
 
-ToolSet::ToolSet(std::vector<ToolSpec> tools) : tools_(std::move(tools)), key_(canonical_json(tools_)) {}
+// A schema's answers are keyed apart from a set of its one tool (the same spec, another format).
+std::string key_prefix(const CallFormat& format) { return format.named ? "" : "schema "; }
+
+ToolSet::ToolSet(std::vector<ToolSpec> tools, const std::string& key_prefix)
+    : tools_(std::move(tools)), key_(key_prefix + canonical_json(tools_)) {}
 
 template <class T>
 std::shared_ptr<const T> Memo<T>::get(const std::string& key,
@@ -67,7 +71,7 @@ std::shared_ptr<const T> Memo<T>::get(const std::string& key,
 }
 
 CompiledToolSet::CompiledToolSet(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools, CallFormat format)
-    : ToolSet(std::move(tools)), model_(std::move(model)), format_(std::move(format)) {
+    : ToolSet(std::move(tools), key_prefix(format)), model_(std::move(model)), format_(std::move(format)) {
   std::set<std::string> names;
   for (const ToolSpec& t : this->tools()) {
     if (!names.insert(t.name).second) throw Error("two tools are named '" + t.name + "'");
@@ -166,7 +170,7 @@ std::shared_ptr<const CompiledToolSet> CompiledToolSet::compile(std::shared_ptr<
     // What every call of the serial modes and every first SchemaWeaver call needs.
     if (!compiled->tools().empty()) {
       compiled->calls(0);
-      compiled->head(compiled->format().opener);
+      if (compiled->format().named) compiled->head(compiled->format().opener);
     }
     if (compiled->format().family != "template") compiled->system_prompt("");
     return compiled;
@@ -178,6 +182,12 @@ std::shared_ptr<const CompiledToolSet> CompiledToolSet::compile(std::shared_ptr<
 std::shared_ptr<const ToolSet> compile_tools(std::shared_ptr<const Model> model, std::vector<ToolSpec> tools) {
   if (!model) throw Error("compile_tools needs a model");
   return CompiledToolSet::compile(std::move(model), std::move(tools));
+}
+
+std::shared_ptr<const ToolSet> compile_schema(std::shared_ptr<const Model> model, ToolSpec answer) {
+  if (!model) throw Error("compile_schema needs a model");
+  const CallFormat format = CallFormat::schema_answer();
+  return CompiledToolSet::compile(std::move(model), {std::move(answer)}, &format);
 }
 
 // The cache: a list in the order of last use, and an index of it by key.
@@ -200,7 +210,16 @@ ToolSetCache::ToolSetCache(std::shared_ptr<const Model> model, size_t capacity)
 ToolSetCache::~ToolSetCache() = default;
 
 std::shared_ptr<const ToolSet> ToolSetCache::get(const std::vector<ToolSpec>& tools) {
-  const std::string key = canonical_json(tools);
+  return get(canonical_json(tools), [&] { return compile_tools(state_->model, tools); });
+}
+
+std::shared_ptr<const ToolSet> ToolSetCache::get_schema(const ToolSpec& answer) {
+  return get(key_prefix(CallFormat::schema_answer()) + canonical_json({answer}),
+             [&] { return compile_schema(state_->model, answer); });
+}
+
+std::shared_ptr<const ToolSet> ToolSetCache::get(const std::string& key,
+                                                const std::function<std::shared_ptr<const ToolSet>()>& compile) {
   ToolSetCacheState& s = *state_;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -211,7 +230,7 @@ std::shared_ptr<const ToolSet> ToolSetCache::get(const std::vector<ToolSpec>& to
       return found->second->second;
     }
   }
-  std::shared_ptr<const ToolSet> set = compile_tools(s.model, tools);
+  std::shared_ptr<const ToolSet> set = compile();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.counts.misses += 1;
   if (s.index.count(key)) return set;  // another thread compiled it meanwhile

@@ -47,6 +47,7 @@ class Weaver {
     std::string before = turn_.pending();
     turn_.add_text(opener);
     turn_.call_start = turn_.text.size();
+    if (!format.named) return &turn_.tools.tools().front();  // an answer in a schema: its one object
     if (!turn_.serial("name", turn_.tools.head(before + opener), before + opener)) return nullptr;
     const std::string& text = turn_.text;
     const size_t name_at = turn_.call_start + format.name_prefix.size();

@@ -42,7 +42,7 @@ std::vector<llama_token> next_call_guess(const WeaveTurn& turn, const ToolSpec& 
   if (!closed.complete) return closed.tokens;
   const std::string before = closed.unwritten;
   auto head = make_strategy(DecodeMode::JumpForward, model, tools.head(before));
-  Spelled named = spell(*head, model, before + format.name_prefix + tool.name + format.name_suffix);
+  Spelled named = spell(*head, model, before + format.name_text(tool.name));
   std::vector<llama_token> tokens = std::move(closed.tokens);
   tokens.insert(tokens.end(), named.tokens.begin(), named.tokens.end());
   if (!named.complete) return tokens;

@@ -1,0 +1,146 @@
+"""Structured outputs from `schemaweaver serve`, through the official OpenAI Python client.
+
+The client's own `chat.completions.parse(response_format=PydanticModel)` sends the model's
+strict JSON Schema (nested objects as $defs and $ref) and parses the answer back into the
+model; the answer is checked again by the `jsonschema` package. Every mode but free answers;
+schemaweaver's object equals jump-forward's (its fields are decoded in parallel branches and
+verified against the serial reference); a streamed answer rebuilds the whole one; an answer cut
+by max_tokens ends with finish_reason "length"; what cannot be honoured is refused with a 400
+naming the field.
+
+    python test_structured.py --cli build/apps/cli/schemaweaver --model M.gguf
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import jsonschema
+import openai
+from openai.lib._pydantic import to_strict_json_schema
+from pydantic import BaseModel, Field
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from serve_harness import running_server  # noqa: E402
+
+REQUEST = [{"role": "user", "content": "Anna Berg is 31 and lives in Rome, Italy. She likes chess. Describe her as JSON."}]
+# schemaweaver/branches: the fields in branches whatever the plan predicts.
+MODES = ("schemaweaver", "schemaweaver/branches", "jump-forward", "constrained", "speculative")
+
+
+class Address(BaseModel):
+    city: str
+    country: str
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+    address: Address
+    hobbies: list[str] = Field(max_length=2)  # maxItems: SmolLM2 would list on
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+    print("ok:", message.split(":")[0], flush=True)
+
+
+def parsed_in_every_mode(client):
+    """The parsed object per mode; each valid under the schema the client sent."""
+    schema = to_strict_json_schema(Person)
+    answers = {}
+    for mode in MODES:
+        r = client.chat.completions.parse(model="any", messages=REQUEST, response_format=Person, max_tokens=160,
+                                          extra_body={"x_decoding_mode": mode})
+        message = r.choices[0].message
+        check(isinstance(message.parsed, Person) and not message.tool_calls,
+              f"{mode} parsed into a Person by the client: {message.parsed}")
+        check(r.choices[0].finish_reason == "stop", f"{mode} ends with finish_reason stop: {r.choices[0].finish_reason}")
+        jsonschema.validate(json.loads(message.content), schema)
+        check(True, f"{mode} valid under jsonschema: {message.content}")
+        answers[mode] = message.content
+    for mode in ("schemaweaver", "schemaweaver/branches"):
+        check(answers[mode] == answers["jump-forward"], f"{mode}'s object is jump-forward's: {answers[mode]}")
+    return answers
+
+
+def streamed(client, whole):
+    body = {"type": "json_schema", "json_schema": {"name": "Person", "schema": to_strict_json_schema(Person),
+                                                     "strict": True}}
+    stream = client.chat.completions.create(model="any", messages=REQUEST, response_format=body, max_tokens=160,
+                                            stream=True)
+    content, finish, calls = "", None, 0
+    for chunk in stream:
+        delta = chunk.choices[0].delta
+        content += delta.content or ""
+        calls += len(delta.tool_calls or [])
+        finish = chunk.choices[0].finish_reason or finish
+    check(content == whole and calls == 0 and finish == "stop", f"the streamed object is the whole one: {content}")
+
+
+def cut_short(client):
+    body = {"type": "json_schema", "json_schema": {"name": "Person", "schema": to_strict_json_schema(Person)}}
+    r = client.chat.completions.create(model="any", messages=REQUEST, response_format=body, max_tokens=4)
+    choice = r.choices[0]
+    check(choice.finish_reason == "length" and choice.message.content and not choice.message.content.endswith("}"),
+          f"an object cut by max_tokens ends with finish_reason length: {choice.message.content!r}")
+
+
+def refused(client, tools):
+    def status_and_param(**kwargs):
+        try:
+            client.chat.completions.create(model="any", messages=REQUEST, max_tokens=32, **kwargs)
+        except openai.BadRequestError as e:
+            return e.status_code, e.body.get("param"), e.body.get("message", "")
+        return 200, None, ""
+
+    person = {"type": "json_schema", "json_schema": {"name": "Person", "schema": to_strict_json_schema(Person)}}
+    status, param, _ = status_and_param(response_format={"type": "json_object"})
+    check(status == 400 and param == "response_format", f"json_object refused by name: {status} {param}")
+    bad = {"type": "json_schema", "json_schema": {"name": "x", "schema": {
+        "type": "object", "properties": {"a": {"type": "string", "not": {"const": "b"}}}}}}
+    status, param, message = status_and_param(response_format=bad)
+    check(status == 400 and param == "response_format.json_schema.schema" and "not" in message,
+          f"an unsupported keyword refused with its path: {status} {param} {message}")
+    status, _, message = status_and_param(response_format=person, extra_body={"x_decoding_mode": "free"})
+    check(status == 400 and "free" in message, f"the free mode refuses a schema: {status} {message}")
+    status, param, _ = status_and_param(response_format=person, tools=tools)
+    check(status == 400 and param == "response_format", f"tools under tool_choice auto with a schema refused: {status}")
+
+
+def with_tools(client, tools):
+    schema = to_strict_json_schema(Person)
+    body = {"type": "json_schema", "json_schema": {"name": "Person", "schema": schema}}
+    # (The client's parse() takes strict tools only; the weather tool is not.)
+    r = client.chat.completions.create(model="any", messages=REQUEST, response_format=body, tools=tools,
+                                       tool_choice="none", max_tokens=160)
+    message = r.choices[0].message
+    jsonschema.validate(json.loads(message.content), schema)
+    check(not message.tool_calls, "tool_choice none with tools answers in the schema")
+    r = client.chat.completions.create(model="any", messages=[{"role": "user", "content": "Weather in Paris?"}],
+                                       tools=tools, tool_choice="required", max_tokens=64, response_format=body)
+    check(r.choices[0].message.tool_calls and r.choices[0].finish_reason == "tool_calls",
+          "tool_choice required with a schema makes a call")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--tools", required=True)
+    args = parser.parse_args()
+    tools = json.loads(Path(args.tools).read_text())
+    with running_server(args.cli, args.model, "--timeout", 120, quiet=False) as (server, base, _):
+        client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=120)
+        answers = parsed_in_every_mode(client)
+        streamed(client, answers["schemaweaver"])
+        cut_short(client)
+        refused(client, tools)
+        with_tools(client, tools)
+        check(server.poll() is None, "the server is still running")
+    print("all structured-output checks passed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
