@@ -113,9 +113,15 @@ def modes_for(cfg, model, largest):
 def stage_modes(cfg, model, out, largest):
     stem = out / f"modes-{model.stem}"
     draft = draft_model(model)
+    drawn = ["--temperature", cfg.temperature, "--sampling-seed", 1] if cfg.temperature else []
     run(bfcl_command(model, cfg.sample, modes_for(cfg, model, largest), f"{stem}.jsonl", f"{stem}.summary.json",
-                     seed=1, repeat=cfg.repeat, warmup=1) + ["--resume"] + (["--draft-model", draft] if draft else []),
-        stdout=open(f"{stem}.md", "w"))
+                     seed=1, repeat=cfg.repeat, warmup=1) + ["--resume"] + (["--draft-model", draft] if draft else [])
+        + drawn, stdout=open(f"{stem}.md", "w"))
+
+
+def stage_structured(cfg, model, out):
+    run([CACHE / "venv" / "bin" / "python", ROOT / "bench" / "peers.py", "--model", model, "--sample", cfg.sample,
+         "--parts", "structured", "--structured-cases", 10 if cfg.quick else 50, "--out", out / "peers"])
 
 
 def stage_peers(cfg, model, out):
@@ -510,10 +516,13 @@ def main():
     parser.add_argument("--quick", action="store_true", help="the default model, a small sample: under 10 minutes")
     parser.add_argument("--models", default=None, help="default, all, or model names (default: all; --quick: default)")
     parser.add_argument("--out", default=None, help="results folder (default bench/results/<date>[-quick])")
-    parser.add_argument("--stages", default="costs,modes,example,rss,bandwidth,coldstart,report")
+    parser.add_argument("--stages", default="costs,modes,example,rss,bandwidth,coldstart,report",
+                        help="of these, and peers (llama-server side by side) and structured (structured outputs against it)")
     parser.add_argument("--sample", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--modes", default=None, help="run only these of the modes stage's modes (comma-separated)")
+    parser.add_argument("--temperature", type=float, default=0,
+                        help="the modes stage draws its tokens at this temperature (seed 1; 0: greedy)")
     parser.add_argument("--peer-settings", choices=("all", "best"), default="all",
                         help="the peers stage: every setting, or each server's best one (bench/peers.py --settings)")
     cfg = parser.parse_args()
@@ -554,6 +563,8 @@ def main():
                 coldstart.stage(cfg, m, out, EXAMPLE)
             elif stage == "peers":
                 stage_peers(cfg, m, out)
+            elif stage == "structured":
+                stage_structured(cfg, m, out)
             else:
                 continue
             note_measured(out, stage, m)

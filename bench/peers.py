@@ -17,6 +17,11 @@ Parts:
            first request after the restart (prefix read from the prompt cache on disk) against
            the same request once warm.
   agent    a three-turn task (a call, the MCP time server's result, the answer) per server (c).
+  structured  structured outputs: for --structured-cases single-call cases spread over the sample,
+           the expected function's parameters as response_format json_schema (no tools: the model
+           writes that function's arguments object), llama-server against schemaweaver's modes;
+           valid under jsonschema, correct by BFCL's checker on {name: expected, arguments: the
+           object}, the time to the whole object, schemaweaver's passes.
 
 Times: sent -> first executable call (the first call whose arguments are complete JSON) and
 sent -> response complete; the servers' own timings split prefill from decoding. Results are
@@ -319,6 +324,108 @@ def schema_valid(tools, call):
         return False
 
 
+# ------------------------------------------------------------------ part: structured
+
+STRUCTURED_SETTINGS = {"llama-server": ["json_schema"],
+                       "schemaweaver": ["schemaweaver", "jump-forward", "constrained"]}
+
+
+def structured_cases(args, out):
+    """--structured-cases of the sample's single-call cases, spread evenly over it."""
+    singles = [c for c in sampled_requests(args, out) if c["expected_calls"] == 1]
+    n = min(args.structured_cases, len(singles))
+    return [singles[i * len(singles) // n] for i in range(n)]
+
+
+def structured_request(case):
+    tool = next(t["function"] for t in case["tools"] if t["function"]["name"] == case["expected_tools"][0])
+    return {"type": "json_schema", "json_schema": {"name": tool["name"], "schema": tool["parameters"]}}, tool
+
+
+def part_structured(args, model, out):
+    """Both servers side by side, case by case; each request twice, the first to bring the
+    prompt into the server's cache (as the bfcl part's warm phase), the second measured."""
+    cases = structured_cases(args, out)
+    lines_path = out / "structured.jsonl"
+    done = {l["id"] for l in read_lines(lines_path)}
+    todo = [c for c in cases if c["id"] not in done]
+    if todo:
+        servers = [start_server("llama-server", model, args, out / "llama-server.log"),
+                   start_server("schemaweaver", model, args, out / "schemaweaver.log")]
+        try:
+            with open(lines_path, "a") as sink:
+                for n, case in enumerate(todo, 1):
+                    format_, _ = structured_request(case)
+                    lines = []
+                    for server in servers:
+                        for setting in STRUCTURED_SETTINGS[server.name]:
+                            extra = {} if server.name == "llama-server" else {"x_decoding_mode": setting}
+                            options = {"response_format": format_, "extra_body": extra}
+                            ask(server, case["messages"], [], options, False)
+                            result = ask(server, case["messages"], [], options, False)
+                            result.update(id=case["id"], category=case["category"], server=server.name,
+                                          setting=setting)
+                            lines.append(result)
+                    sink.write("".join(json.dumps(line) + "\n" for line in lines))
+                    sink.flush()
+                    log(f"structured {n}/{len(todo)} {case['id']}")
+        finally:
+            for server in servers:
+                server.stop()
+    return grade_structured(args, cases, read_lines(lines_path), out)
+
+
+def grade_structured(args, cases, lines, out):
+    by_id = {c["id"]: c for c in cases}
+    groups = {}
+    for line in lines:
+        groups.setdefault((line["server"], line["setting"]), []).append(line)
+    summary = []
+    for (server, setting), group in sorted(groups.items()):
+        calls_path = out / f"structured-{server}-{setting}.jsonl"
+        valid = 0
+        with open(calls_path, "w") as sink:
+            for l in group:
+                _, tool = structured_request(by_id[l["id"]])
+                try:
+                    arguments = json.loads(l["content"])
+                    jsonschema.Draft202012Validator(tool["parameters"]).validate(arguments)
+                    valid += 1
+                    calls = [{"name": tool["name"], "arguments": arguments}]
+                except (ValueError, jsonschema.ValidationError):
+                    calls = []
+                sink.write(json.dumps({"id": l["id"], "calls": calls, "error": l["error"]}) + "\n")
+        checked = subprocess.run([str(CLI), "bfcl-cases", "--data", str(CACHE / "data" / "bfcl"), "--categories",
+                                  CATEGORIES, "--sample", str(args.sample), "--seed", "1", "--check",
+                                  str(calls_path)], check=True, capture_output=True, text=True).stdout
+        verdicts = [json.loads(v)["valid"] for v in checked.splitlines()]
+        passes = [(l["timings"] or {}).get("answer_passes") for l in group]
+        summary.append({"server": server, "setting": setting, "cases": len(group), "valid": valid,
+                        "correct": sum(verdicts), "complete_geomean_ms": geomean([l["complete_ms"] for l in group]),
+                        "passes_mean": sum(passes) / len(passes) if all(p is not None for p in passes) else None,
+                        "cut_at_max_tokens": sum(l["finish_reason"] == "length" for l in group),
+                        "errors": sum(l["error"] is not None for l in group)})
+    (out / "structured-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def structured_report(summary):
+    rows = [[s["server"], s["setting"], f"{s['valid']}/{s['cases']}", f"{s['correct']}/{s['cases']}",
+             f"{s['complete_geomean_ms']:.0f}", f"{s['passes_mean']:.1f}" if s["passes_mean"] is not None else "-",
+             s["cut_at_max_tokens"], s["errors"]] for s in summary]
+    lines = ["\nStructured outputs (the expected function's parameters as response_format json_schema, no tools):\n",
+             table(["server", "setting", "valid (jsonschema)", "correct (BFCL checker)",
+                    "sent -> whole object, geomean (ms)", "passes, mean", "cut at max_tokens", "errors"], rows)]
+    by = {(s["server"], s["setting"]): s for s in summary}
+    theirs = by.get(("llama-server", "json_schema"))
+    for mode in STRUCTURED_SETTINGS["schemaweaver"]:
+        ours = by.get(("schemaweaver", mode))
+        if theirs and ours:
+            lines.append(f"- schemaweaver {mode}: {ours['complete_geomean_ms'] / theirs['complete_geomean_ms']:.2f}x "
+                         f"llama-server's time, {ours['correct']} vs {theirs['correct']} correct")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------ part: restart
 
 def part_restart(args, model, out):
@@ -467,7 +574,7 @@ def run_agent_task(server, mcp, tools, task, setting, rounds=3):
 
 # ------------------------------------------------------------------ report
 
-def report(args, model, out, summary, restart, agent):
+def report(args, model, out, summary, restart, agent, structured=None):
     lines = [f"# Against llama-server: {model.stem}\n",
              f"{machine()['cpu']}, {args.threads} threads, context {args.ctx}, one slot each, greedy, "
              f"max_tokens {MAX_TOKENS}; BFCL v4 sample of {args.sample} (seed 1). "
@@ -497,6 +604,8 @@ def report(args, model, out, summary, restart, agent):
         lines.append(table(["server", "first turn's setting", "tasks completed", "whole task, geomean (ms)"],
                            [[s, setting.get(s, "-"), f"{agent[s]['completed']}/{agent[s]['tasks']}",
                              f"{agent[s]['task_geomean_ms']:.0f}"] for s in ("llama-server", "schemaweaver")]))
+    if structured:
+        lines.append(structured_report(structured))
     if summary:
         lines.append(f"\n![where the time goes]({time_figure(summary, out, model.stem).name})\n")
     (out / "peers.md").write_text("\n".join(lines))
@@ -545,7 +654,8 @@ def main():
                         help="cases on which llama-server's tool_choice required is tried")
     parser.add_argument("--settings", choices=("all", "best"), default="all",
                         help="every setting, or each server's best one only (BEST_SETTINGS)")
-    parser.add_argument("--parts", default="bfcl,restart,agent")
+    parser.add_argument("--structured-cases", type=int, default=50)
+    parser.add_argument("--parts", default="bfcl,restart,agent", help="of bfcl, restart, agent, structured")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     out = args.out / args.model.stem
@@ -554,7 +664,8 @@ def main():
     summary = part_bfcl(args, args.model, out) if "bfcl" in parts else None
     restart = part_restart(args, args.model, out) if "restart" in parts else None
     agent = part_agent(args, args.model, out) if "agent" in parts else None
-    report(args, args.model, out, summary, restart, agent)
+    structured = part_structured(args, args.model, out) if "structured" in parts else None
+    report(args, args.model, out, summary, restart, agent, structured)
 
 
 if __name__ == "__main__":

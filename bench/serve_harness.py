@@ -14,12 +14,14 @@ def free_port():
 
 
 @contextlib.contextmanager
-def running_server(cli, model, *options, quiet=True, startup_seconds=120):
-    """Yields (process, base URL, port) once /health answers; stops the server afterwards."""
+def running_server(cli, model, *options, quiet=True, startup_seconds=120, stderr_path=None):
+    """Yields (process, base URL, port) once /health answers; stops the server afterwards. Its
+    stderr (the access log) goes to `stderr_path` if given, else nowhere if `quiet`."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    stderr = open(stderr_path, "w") if stderr_path else subprocess.DEVNULL if quiet else None
     server = subprocess.Popen([str(cli), "serve", "-m", str(model), "--port", str(port), *map(str, options)],
-                              stderr=subprocess.DEVNULL if quiet else None)
+                              stderr=stderr)
     try:
         deadline = time.time() + startup_seconds
         while True:
@@ -36,6 +38,8 @@ def running_server(cli, model, *options, quiet=True, startup_seconds=120):
     finally:
         server.terminate()
         server.wait(timeout=30)
+        if stderr_path:
+            stderr.close()
 
 
 def http(base, method, path, body=None, headers=None):

@@ -149,6 +149,7 @@ struct BfclCommand {
   int warmup = 1;
   int max_tokens = 256;
   bool resume = false;
+  SamplingOptions sampling;
   std::string draft_model_path;
   std::string out_path, summary_path;
 
@@ -182,6 +183,7 @@ struct BfclCommand {
     }
     for (sw::ToolSpec& t : tools) t.read_only = t.read_only || spec.read_only_tools;
     sw::CallOptions options = options_for(spec, c, max_tokens);
+    sampling.apply(options);
     if (spec.draft_model) options.draft_model = draft;
     sw::CallResult result;
     GeoMean latency, answer;
@@ -362,8 +364,10 @@ struct BfclCasesCommand {
     for (const sw::bfcl::Case& c : cases) {
       sw::Json messages = sw::Json::array();
       for (const sw::Message& m : c.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+      sw::Json expected_tools = sw::Json::array();
+      for (const sw::bfcl::ExpectedCall& call : sw::bfcl::expected_calls(c.ground_truth)) expected_tools.push_back(call.tool);
       sw::Json line = {{"id", c.id}, {"category", c.category}, {"arguments", c.argument_count},
-                       {"expected_calls", sw::bfcl::expected_calls(c.ground_truth).size()},
+                       {"expected_calls", expected_tools.size()}, {"expected_tools", expected_tools},
                        {"messages", messages}, {"tools", sw::bfcl::openai_tools(c.functions)}};
       out << line.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n";
     }
@@ -441,6 +445,7 @@ void add_bfcl_command(CLI::App& app) {
   cmd->add_option("--out", c->out_path, "write the per-case JSON lines here (default: stdout)");
   cmd->add_option("--summary-json", c->summary_path, "write the summary as JSON here");
   cmd->add_option("--draft-model", c->draft_model_path, "the draft model of speculative/draft-model");
+  c->sampling.add_to(*cmd);
   cmd->add_flag("--resume", c->resume, "keep the lines --out already has for these cases and modes, run the rest");
   cmd->callback([c] { c->run(); });
 }

@@ -33,6 +33,7 @@ struct CallCommand {
   int max_tokens = 256;
   int max_calls = 0;
   TemplateOptions template_options;
+  SamplingOptions sampling;
   bool json = false;
   bool print_prompt = false;
 
@@ -60,6 +61,7 @@ struct CallCommand {
     options.max_tokens = max_tokens;
     options.max_calls = max_calls;
     template_options.apply(options);
+    sampling.apply(options);
     options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
                           : tool_choice == "none" ? sw::ToolChoice::None
                                                   : sw::ToolChoice::Required;
@@ -201,6 +203,7 @@ void add_call_command(CLI::App& app) {
   cmd->add_option("--max-calls", c->max_calls, "calls in the answer at most (0: any number)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  c->sampling.add_to(*cmd);
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
   cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");
   cmd->callback([c, prompt, messages, tools, schema] {

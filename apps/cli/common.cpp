@@ -125,6 +125,28 @@ void TemplateOptions::apply(sw::CallOptions& options) const {
   if (!template_kwargs.empty()) options.template_kwargs = parse_json_text(template_kwargs, "--template-kwargs");
 }
 
+void SamplingOptions::add_to(CLI::App& app) {
+  app.add_option("--temperature", sampling.temperature, "draw tokens at this temperature (0: greedy)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--top-k", sampling.top_k, "when drawing: the most likely allowed tokens kept (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--top-p", sampling.top_p, "when drawing: the smallest set holding this probability (1: all)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--min-p", sampling.min_p, "when drawing: tokens at least this share of the best one's (0: all)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option_function<uint64_t>("--sampling-seed", [this](uint64_t value) { seed = value, seeded = true; },
+                                    "when drawing: the seed of the draws (default: a random one)");
+}
+
+void SamplingOptions::apply(sw::CallOptions& options) const {
+  options.sampling = sampling;
+  if (seeded) options.sampling.seed = seed;
+}
+
 sw::Json read_json_file(const std::string& path) { return parse_json_text(read_file(path), "'" + path + "'"); }
 
 void write_json_file(const std::string& path, const sw::Json& json) {

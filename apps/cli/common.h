@@ -44,6 +44,15 @@ struct TemplateOptions {
   void apply(sw::CallOptions& options) const;  // throws sw::Error when the variables are not JSON
 };
 
+// How tokens are chosen (sw::Sampling): greedy unless --temperature is above 0.
+struct SamplingOptions {
+  sw::Sampling sampling;
+  uint64_t seed = 0;
+  bool seeded = false;
+  void add_to(CLI::App& app);
+  void apply(sw::CallOptions& options) const;
+};
+
 // A decoding mode and its SchemaWeaver switches, written "mode[/switch...]": switches are
 // no-parallel, no-padding, no-provisional, drafts, whole-turn, given-args (the argument set is
 // taken from the expected answer, where there is one) and read-only (every tool is treated as

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -111,6 +114,62 @@ class SlotPool {
 };
 
 // Counters for GET /metrics (Prometheus text format).
+// One line per request on stderr, written when its response is: when, what, its status and,
+// for a generation, the mode, the prompt's tokens and how many were reused, the answer's passes,
+// the ms to the call and in all. The request's handler and the logger run on one worker thread
+// (httplib's), so what the handler learns is kept per thread until the logger writes it.
+class AccessLog {
+ public:
+  explicit AccessLog(bool json) : json_(json) {}
+  struct Record {
+    Clock::time_point started = Clock::now();
+    std::string mode;
+    std::optional<sw::CallStats> stats;  // of the generation, if one ran
+  };
+  static Record& current() {
+    thread_local Record record;
+    return record;
+  }
+  static void begin() { current() = Record{}; }
+  static void generated(const std::string& mode, const sw::CallStats& stats) {
+    current().mode = mode;
+    current().stats = stats;
+  }
+
+  void write(const httplib::Request& req, int status) const {
+    const Record& r = current();
+    const double total_ms = std::chrono::duration<double, std::milli>(Clock::now() - r.started).count();
+    char when[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::vector<std::pair<std::string, sw::Json>> fields;
+    if (r.stats) {
+      fields = {{"mode", r.mode},
+                {"prompt_tokens", r.stats->prompt_tokens},
+                {"reused_tokens", r.stats->prompt_reused_tokens},
+                {"passes", r.stats->call_passes},
+                {"call_ms", std::round(r.stats->executable_ms * 10) / 10}};
+    }
+    fields.emplace_back("total_ms", std::round(total_ms * 10) / 10);
+    std::string text;
+    if (json_) {
+      sw::Json line = {{"time", when}, {"status", status}, {"method", req.method}, {"path", req.path}};
+      for (const auto& [key, value] : fields) line[key] = value;
+      text = line.dump();
+    } else {
+      text = std::string(when) + " " + std::to_string(status) + " " + req.method + " " + req.path;
+      for (const auto& [key, value] : fields)
+        text += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+
+ private:
+  const bool json_;
+  mutable std::mutex mutex_;
+};
+
 class Metrics {
  public:
   void count_status(int status) {
@@ -276,6 +335,7 @@ struct ServeCommand {
   int tool_set_cache = 32;
   std::string api_key;
   bool insecure_no_key = false;
+  std::string log_format = "text";
   openai::Limits limits;
 
   void run() {
@@ -322,6 +382,7 @@ struct ServeCommand {
     // A Content-Length that is not a byte count within the limit is refused before any body is
     // read: httplib would read (or skip) that many bytes first, holding the connection open.
     server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+      AccessLog::begin();
       // With a key, every route but /health needs "Authorization: Bearer <key>".
       if (!api_key.empty() && req.path != "/health") {
         const std::string auth = req.get_header_value("Authorization");
@@ -345,7 +406,11 @@ struct ServeCommand {
       else send_error(res, 400, "Content-Length '" + length + "' is not a byte count", "invalid_request_error");
       return httplib::Server::HandlerResponse::Handled;
     });
-    server.set_logger([&](const httplib::Request&, const httplib::Response& res) { metrics.count_status(res.status); });
+    AccessLog access_log(log_format == "json");
+    server.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
+      metrics.count_status(res.status);
+      access_log.write(req, res.status);
+    });
 
     server.Get("/health", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"status": "ok"})", "application/json");
@@ -422,6 +487,7 @@ struct ServeCommand {
       return out;
     }
     metrics.record(out.result, lease.reused_prefix);
+    AccessLog::generated(sw::to_string(request.options.mode), out.result.stats);
     if (request.response_schema) openai::schema_answer_as_content(out.result);
     out.error = openai::failed_answer(out.result);
     return out;
@@ -447,7 +513,8 @@ struct ServeCommand {
                     "application/json");
   }
 
-  // A streamed response: the role, each call as it becomes executable, then the end - or an
+  // A streamed response: the role, a reply's text as it is decided, each call as it becomes
+  // executable, then the end - or an
   // error event in place of the end. While the call runs, an SSE comment every quarter second
   // tells whether the client is still there. Returns false if it is not.
   static bool stream(openai::ChatRequest request, const sw::ToolSet& tool_set, SlotPool::Lease& lease,
@@ -467,12 +534,20 @@ struct ServeCommand {
     request.options.on_reasoning = [&](const std::string& reasoning) {
       write(sse(openai::reasoning_chunk(id, model_id, created, reasoning)));
     };
+    // A reply in text streams as it is decided; what was not told so (an answer in a schema) is
+    // sent whole at the end.
+    size_t told = 0;
+    request.options.on_text = [&](const std::string& piece) {
+      write(sse(openai::text_chunk(id, model_id, created, piece)));
+      told += piece.size();
+    };
     Generated g = generate(request, tool_set, lease, deadline, gone, metrics);
     if (g.gone) return false;
     if (g.error.status) {
       write(sse(g.error.body));
     } else {
-      if (g.result.calls.empty()) write(sse(openai::text_chunk(id, model_id, created, g.result.text)));
+      if (g.result.calls.empty() && g.result.text.size() > told)
+        write(sse(openai::text_chunk(id, model_id, created, g.result.text.substr(told))));
       write(sse(openai::final_chunk(id, model_id, created, g.result)));
       write("data: [DONE]\n\n");
     }
@@ -497,6 +572,9 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(0, 4096));
   cmd->add_option("--max-body", c->max_body_bytes, "largest request body in bytes (413 beyond)")
       ->capture_default_str()->check(CLI::Range(size_t(1), size_t(1) << 30));
+  cmd->add_option("--log-format", c->log_format, "the access log on stderr, one line per request: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--timeout", c->timeout_s, "seconds a request may take, waiting included (504 beyond)")
       ->capture_default_str()->check(CLI::Range(1, 86400));
   cmd->add_option("--api-key", c->api_key,

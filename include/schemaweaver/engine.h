@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,12 +137,29 @@ struct WeaverOptions {
   // conversation's context already). False: they are computed again in the write-back pass,
   // so that every cell of the call lies where a serial decoder puts it - the same logits bit
   // for bit on kernels that compute a token's row alike in passes of any shape (README, "Why
-  // lossless modes differ"); it costs the first value's tokens in that pass.
+  // lossless modes differ"); it costs the first value's tokens in that pass. Off whenever tokens
+  // are drawn (Sampling): each of the first value's tokens is then checked by a draw too.
   bool adopt_first = true;
   // Each call's values in branches only where that is predicted to cost less than decoding
   // them serially, from what passes cost on this machine now (the calls are the same either
   // way). False (switch "branches"): always in branches.
   bool plan_by_cost = true;
+};
+
+// How each token is chosen: greedily (temperature 0, the default: the answer is then the same
+// every time), or drawn from the model's distribution over the tokens the constraint allows,
+// shaped as a llama.cpp sampler chain of top_k, min_p, top_p (both on the distribution at
+// temperature 1) and the temperature, in that order. Every mode draws from the same distribution: SchemaWeaver's
+// branch values are drafts whose every token is checked by a draw on the logits of the write-back
+// pass, and from the first draw that differs the serial decoder writes on from that draw; so a
+// call is distributed as jump-forward's under the same sampling (its first value is then computed
+// again in the write-back pass: WeaverOptions::adopt_first is off).
+struct Sampling {
+  float temperature = 0;
+  int top_k = 40;        // the most likely allowed tokens kept (0: all)
+  float top_p = 0.95f;   // the smallest set of them holding this much probability (1: all)
+  float min_p = 0.05f;   // and of those, the ones at least this share of the best one's (0: all)
+  std::optional<uint64_t> seed;  // the same seed, the same draws; none: a random one
 };
 
 // A call as soon as it can be executed (SchemaWeaver emits it before the turn is finished).
@@ -202,11 +220,16 @@ struct CallOptions {
   // prompt lookup. Throws Error if its vocabulary differs.
   std::shared_ptr<const Model> draft_model;
   std::function<void(const CallEvent&)> on_call;  // called as calls become executable
+  // A reply in text (ToolChoice None, or Auto's choice of text): its text as it is decided, in
+  // pieces of whole UTF-8 characters (what a cut-off answer ends with excepted) that joined are
+  // CallResult::text. Under Auto the first piece comes once the opening is known to be text.
+  std::function<void(const std::string& piece)> on_text;
   // Called once the thinking block is closed, with what the model reasoned (CallResult::reasoning).
   std::function<void(const std::string& reasoning)> on_reasoning;
   // Polled before every forward pass; returning true stops the call with Cancelled (a client
   // that went away, a deadline).
   std::function<bool()> cancelled;
+  Sampling sampling;  // greedy by default
 };
 
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,

@@ -85,8 +85,9 @@ std::string call_id(const std::string& completion_id, size_t index);
 Json completion(const std::string& id, const std::string& model, long created, const CallResult& result);
 
 // Stream chunks ("chat.completion.chunk"): the first carries the role, the reasoning (thinking
-// on) then arrives as one reasoning_content delta, each call as one tool_calls delta, the last
-// carries finish_reason and usage.
+// on) then arrives as one reasoning_content delta, a reply in text as content deltas as it is
+// decided (an answer in a response schema as one, whole), each call as one tool_calls delta, the
+// last carries finish_reason and usage.
 Json role_chunk(const std::string& id, const std::string& model, long created);
 Json call_chunk(const std::string& id, const std::string& model, long created, const CallEvent& event);
 Json text_chunk(const std::string& id, const std::string& model, long created, const std::string& text);

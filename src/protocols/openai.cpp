@@ -215,7 +215,7 @@ Json timings(const CallResult& result) {
   const CallStats& s = result.stats;
   return {{"prompt_ms", s.prompt_ms}, {"prompt_tokens", s.prompt_tokens}, {"prompt_reused_tokens", s.prompt_reused_tokens},
           {"prompt_restored_tokens", s.prompt_restored_tokens}, {"answer_ms", s.call_ms},
-          {"executable_ms", s.executable_ms}};
+          {"answer_passes", s.call_passes}, {"executable_ms", s.executable_ms}};
 }
 
 // Well-formed UTF-8: no stray continuation bytes, no overlong forms, no surrogates, nothing
@@ -239,12 +239,44 @@ bool valid_utf8(const std::string& text) {
   return true;
 }
 
+// A number field within [low, high]; `fallback` when absent or null.
+double optional_number(const Json& body, const char* key, double fallback, double low, double high) {
+  if (!body.contains(key) || body[key].is_null()) return fallback;
+  const Json& value = body[key];
+  if (!value.is_number() || value.get<double>() < low || value.get<double>() > high)
+    throw RequestError(std::string("'") + key + "' must be a number from " + dump_json(low) + " to " + dump_json(high),
+                       key);
+  return value.get<double>();
+}
+
+// Sampling as OpenAI and llama-server take it: temperature (0, the default here, is greedy - not
+// OpenAI's 1), top_p, and llama-server's top_k and min_p, with llama-server's defaults; seed.
+Sampling parse_sampling(const Json& body) {
+  Sampling s;
+  s.temperature = float(optional_number(body, "temperature", 0, 0, 2));
+  s.top_p = float(optional_number(body, "top_p", s.top_p, 0, 1));
+  if (s.top_p == 0) s.top_p = 1e-6f;  // OpenAI allows 0: the most likely token alone
+  s.min_p = float(optional_number(body, "min_p", s.min_p, 0, 0.999));
+  s.top_k = int(optional_number(body, "top_k", s.top_k, 0, 1e9));
+  if (body.contains("top_k") && body["top_k"].is_number() && !body["top_k"].is_number_integer())
+    throw RequestError("'top_k' must be an integer", "top_k");
+  if (body.contains("seed") && !body["seed"].is_null()) {
+    if (!body["seed"].is_number_integer()) throw RequestError("'seed' must be an integer", "seed");
+    s.seed = uint64_t(body["seed"].get<int64_t>());
+  }
+  return s;
+}
+
 // Parameters that say what the answer must be, which this engine cannot give: refused by name
-// rather than ignored, so that no client takes an answer for the one it asked for. (Decoding is
-// greedy; sampling parameters - temperature, top_p, seed, penalties - are taken and have no
-// effect, as docs/server.md says.)
+// rather than ignored, so that no client takes an answer for the one it asked for.
 void refuse_what_cannot_be_honoured(const Json& body) {
   auto given = [&](const char* key) { return body.contains(key) && !body[key].is_null(); };
+  for (const char* penalty : {"presence_penalty", "frequency_penalty"}) {
+    if (given(penalty) && body[penalty] != 0)
+      throw RequestError(std::string(penalty) + " is not supported (only 0)", penalty, "unsupported_parameter");
+  }
+  if (given("repeat_penalty") && body["repeat_penalty"] != 1)
+    throw RequestError("repeat_penalty is not supported (only 1)", "repeat_penalty", "unsupported_parameter");
   if (given("stop") && !(body["stop"].is_array() && body["stop"].empty()))
     throw RequestError("stop sequences are not supported", "stop", "unsupported_parameter");
   if (given("logprobs") && body["logprobs"] != false)
@@ -328,6 +360,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   if (!optional_bool(body, "parallel_tool_calls", true)) request.options.max_calls = 1;
   request.stream = optional_bool(body, "stream", false);
   request.options.max_tokens = parse_max_tokens(body, limits);
+  request.options.sampling = parse_sampling(body);
   request.options.template_kwargs = parse_template_kwargs(body);
   request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
   if (body.contains("x_decoding_mode")) {

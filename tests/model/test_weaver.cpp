@@ -508,7 +508,8 @@ TEST(Weaver, WriteBackEqualsSerialPrefill) {
     sw::CallStats stats;
     sw::CallHistory history;
     sw::WeaveResult result =
-        sw::weave(woven, m, sw::compiled(*compiled), options, {nullptr, history}, tracker, nullptr, stats);
+        sw::weave(woven, m, sw::compiled(*compiled), options, {nullptr, history}, tracker, nullptr,
+                  sw::Chooser::greedy(), stats);
     ASSERT_TRUE(result.failure.empty()) << result.failure;
 
     // The reference: the same tokens prefilled serially, the prompt in one batch and the call

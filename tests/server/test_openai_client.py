@@ -1,8 +1,8 @@
 """`schemaweaver serve` against the official OpenAI Python client, on the real default model.
 
 Starts the server on a free loopback port, then checks: the model list; a tool call, whole
-and streamed, parsed by the client's own types; a text reply; OpenAI-style 4xx errors for
-malformed JSON, invalid UTF-8, an unknown tool in tool_choice and an oversized body, with the
+and streamed, parsed by the client's own types; a text reply, whole and streamed in content
+deltas; OpenAI-style 4xx errors for malformed JSON, invalid UTF-8, an unknown tool in tool_choice and an oversized body, with the
 server serving on; several clients at once; prompt prefix reuse and cancellation of a request
 whose client went away, both seen in /metrics.
 
@@ -77,6 +77,22 @@ def test_text_reply(client, tools):
     check(choice.message.tool_calls is None and isinstance(choice.message.content, str),
           f"tool_choice none gives text: {choice}")
     check(choice.finish_reason in ("stop", "length"), f"text finish_reason: {choice.finish_reason}")
+
+
+def test_streamed_text_reply(client, tools):
+    """A reply in text streams in content deltas as it is decided (tool_choice none, and auto's
+    choice of text), which joined are the whole response's content."""
+    for choice, request in (("none", "Say hello."), ("auto", "Tell me a joke about cats.")):
+        messages = [{"role": "user", "content": request}]
+        whole = client.chat.completions.create(model="any", messages=messages, tools=tools, tool_choice=choice,
+                                               max_tokens=24).choices[0].message
+        if whole.tool_calls:
+            continue  # auto chose a call: nothing to stream as text
+        pieces = [c.choices[0].delta.content for c in client.chat.completions.create(
+            model="any", messages=messages, tools=tools, tool_choice=choice, max_tokens=24, stream=True)
+            if c.choices and c.choices[0].delta.content]
+        check(len(pieces) > 1 and "".join(pieces) == whole.content,
+              f"{choice}: a text reply streams in {len(pieces)} content deltas equal to the whole: {pieces[:4]}")
 
 
 def test_errors(client, base, tools, max_body):
@@ -182,6 +198,7 @@ def main():
         for mode in ("schemaweaver", "jump-forward", "constrained", "speculative"):
             test_streamed_tool_call(client, tools, whole, mode)
         test_text_reply(client, tools)
+        test_streamed_text_reply(client, tools)
         test_errors(client, base, tools, max_body)
         test_clients_at_once(client, tools)
         test_prefix_reuse(base)

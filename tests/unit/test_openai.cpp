@@ -103,7 +103,7 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
   EXPECT_EQ(rejected_param(request(R"(, "logprobs": true)")), "logprobs");
   EXPECT_EQ(rejected_param(request(R"(, "top_logprobs": 2)")), "top_logprobs");
   EXPECT_EQ(rejected_param(request(R"(, "logit_bias": {"50256": -100})")), "logit_bias");
-  // Their neutral values, and sampling parameters (decoding is greedy), are taken.
+  // Their neutral values, and sampling parameters, are taken.
   EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "text"}, "stop": null, "logprobs": false,
                                        "logit_bias": {}, "temperature": 0.7, "top_p": 0.9, "seed": 3)")), "no error");
   Json required_without_tools = Json::parse(R"({"messages": [{"role": "user", "content": "hi"}], "tool_choice": "required"})");
@@ -162,6 +162,29 @@ TEST(OpenAiRequest, ResponseFormatJsonSchema) {
   EXPECT_TRUE(cut.calls.empty());
   EXPECT_EQ(openai::failed_answer(cut).status, 0);  // content that ends early: finish_reason length
   EXPECT_EQ(openai::completion("id", "m", 0, cut)["choices"][0]["finish_reason"], "length");
+}
+
+// Sampling as OpenAI and llama-server take it; greedy where no temperature is given; the
+// penalties, which the engine does not apply, refused unless neutral.
+TEST(OpenAiRequest, SamplingParameters) {
+  openai::ChatRequest r = openai::parse_chat_request(request());
+  EXPECT_EQ(r.options.sampling.temperature, 0.0f);
+  EXPECT_FALSE(r.options.sampling.seed);
+  r = openai::parse_chat_request(request(R"(, "temperature": 0.7, "top_p": 0.9, "top_k": 20, "min_p": 0.1, "seed": 42)"));
+  EXPECT_FLOAT_EQ(r.options.sampling.temperature, 0.7f);
+  EXPECT_FLOAT_EQ(r.options.sampling.top_p, 0.9f);
+  EXPECT_EQ(r.options.sampling.top_k, 20);
+  EXPECT_FLOAT_EQ(r.options.sampling.min_p, 0.1f);
+  EXPECT_EQ(r.options.sampling.seed, 42u);
+  EXPECT_EQ(rejected_param(request(R"(, "temperature": 3)")), "temperature");
+  EXPECT_EQ(rejected_param(request(R"(, "temperature": "hot")")), "temperature");
+  EXPECT_EQ(rejected_param(request(R"(, "top_p": 1.5)")), "top_p");
+  EXPECT_EQ(rejected_param(request(R"(, "top_k": 2.5)")), "top_k");
+  EXPECT_EQ(rejected_param(request(R"(, "seed": "x")")), "seed");
+  EXPECT_EQ(rejected_param(request(R"(, "presence_penalty": 0.5)")), "presence_penalty");
+  EXPECT_EQ(rejected_param(request(R"(, "frequency_penalty": -1)")), "frequency_penalty");
+  EXPECT_EQ(rejected_param(request(R"(, "repeat_penalty": 1.1)")), "repeat_penalty");
+  EXPECT_EQ(rejected_param(request(R"(, "presence_penalty": 0, "frequency_penalty": 0, "repeat_penalty": 1)")), "no error");
 }
 
 // The server takes the same mode switches as the CLI (one parser, sw::apply_mode).

@@ -14,12 +14,13 @@ double ms_since(Clock::time_point start) { return ms_between(start, Clock::now()
 // (the format's closer of a call; none if empty).
 class FreeStrategy : public Strategy {
  public:
-  FreeStrategy(const LoadedModel& model, std::string closer) : model_(model), closer_(std::move(closer)) {}
+  FreeStrategy(const LoadedModel& model, std::string closer, Chooser& chooser)
+      : model_(model), closer_(std::move(closer)), chooser_(chooser) {}
 
   Step next(const float* logits) override {
     float margin = kNoRival;
     llama_token token =
-        pick_greedy(logits, model_.vocab_size(), [](llama_token) { return true; }, nullptr, &margin);
+        chooser_.choose(logits, model_.vocab_size(), [](llama_token) { return true; }, nullptr, &margin);
     if (model_.is_end_of_generation(token)) return {{}, 0, false, true, margin};
     const std::string& piece = model_.pieces[size_t(token)];
     text_ += piece;
@@ -32,6 +33,7 @@ class FreeStrategy : public Strategy {
  private:
   const LoadedModel& model_;
   const std::string closer_;  // text that ends a call in free output
+  Chooser& chooser_;
   std::string text_;
 };
 
@@ -40,8 +42,8 @@ class FreeStrategy : public Strategy {
 // close forced as the template writes it (so a later turn's prompt holds the same text).
 class ThinkingStrategy : public Strategy {
  public:
-  ThinkingStrategy(const LoadedModel& model, int budget)
-      : model_(model), block_(model.reasoning), free_(model, block_.end), budget_(budget) {}
+  ThinkingStrategy(const LoadedModel& model, int budget, Chooser& chooser)
+      : model_(model), block_(model.reasoning), free_(model, block_.end, chooser), budget_(budget) {}
 
   Step start() override { return {model_.tokenize(block_.opener, false), 0}; }
 
@@ -77,8 +79,8 @@ class ThinkingStrategy : public Strategy {
 // Constrained decoding over the call grammar; with `jump` set, also jump-forward decoding.
 class GrammarStrategy : public Strategy {
  public:
-  GrammarStrategy(const LoadedModel& model, Matcher from, bool jump)
-      : model_(model), matcher_(std::move(from)), jump_(jump) {}
+  GrammarStrategy(const LoadedModel& model, Matcher from, bool jump, Chooser& chooser)
+      : model_(model), matcher_(std::move(from)), jump_(jump), chooser_(chooser) {}
 
   Step start() override {
     if (!jump_) return {};
@@ -89,7 +91,7 @@ class GrammarStrategy : public Strategy {
   Step next(const float* logits) override {
     auto started = Clock::now();
     float margin = kNoRival;
-    llama_token token = pick_constrained(model_, matcher_, logits, &margin);
+    llama_token token = pick_constrained(model_, matcher_, logits, &margin, chooser_);
     Step step;
     if (token < 0 || model_.is_end_of_generation(token)) {
       step.stop = true;
@@ -159,6 +161,7 @@ class GrammarStrategy : public Strategy {
   const LoadedModel& model_;
   Matcher matcher_;
   bool jump_;
+  Chooser& chooser_;
   double constraint_ms_ = 0;
   int constraint_steps_ = 0;
 };
@@ -225,9 +228,9 @@ void CallTracker::feed(const std::string& text) {
 }
 
 llama_token pick_constrained(const LoadedModel& model, const Matcher& matcher, const float* logits,
-                             float* margin) {
+                             float* margin, Chooser& chooser) {
   std::optional<ByteSet> first_bytes;  // computed only if the top candidates are all rejected
-  return pick_greedy(
+  return chooser.choose(
       logits, model.vocab_size(),
       [&](llama_token t) {
         if (model.is_end_of_generation(t)) return matcher.can_end();
@@ -268,12 +271,12 @@ Spelled spell(Strategy& strategy, const LoadedModel& model, const std::string& t
 }
 
 std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const LoadedModel& model,
-                                        std::shared_ptr<const Grammar> grammar) {
+                                        std::shared_ptr<const Grammar> grammar, Chooser& chooser) {
   switch (mode) {
-    case DecodeMode::Free: return std::make_unique<FreeStrategy>(model, model.format.free_stop());
+    case DecodeMode::Free: return std::make_unique<FreeStrategy>(model, model.format.free_stop(), chooser);
     case DecodeMode::Constrained:
-    case DecodeMode::Speculative: return std::make_unique<GrammarStrategy>(model, Matcher(grammar), false);
-    case DecodeMode::JumpForward: return make_jump_forward(model, Matcher(grammar));
+    case DecodeMode::Speculative: return std::make_unique<GrammarStrategy>(model, Matcher(grammar), false, chooser);
+    case DecodeMode::JumpForward: return make_jump_forward(model, Matcher(grammar), chooser);
     case DecodeMode::SchemaWeaver: break;  // not one strategy: see weaver.h
   }
   throw Error("unknown decode mode");
@@ -287,12 +290,12 @@ std::string unwritten_close(const llama_chat::ReasoningBlock& block, const std::
   return block.close.substr(written);
 }
 
-std::unique_ptr<Strategy> make_thinking(const LoadedModel& model, int budget) {
-  return std::make_unique<ThinkingStrategy>(model, budget);
+std::unique_ptr<Strategy> make_thinking(const LoadedModel& model, int budget, Chooser& chooser) {
+  return std::make_unique<ThinkingStrategy>(model, budget, chooser);
 }
 
-std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from) {
-  return std::make_unique<GrammarStrategy>(model, std::move(from), true);
+std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from, Chooser& chooser) {
+  return std::make_unique<GrammarStrategy>(model, std::move(from), true, chooser);
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/constraint/matcher.h"
+#include "engine/decode/chooser.h"
 #include "engine/decode/drafter.h"
 #include "engine/decode/greedy.h"
 #include "engine/model/context.h"
@@ -46,12 +47,13 @@ class Strategy {
   virtual int constraint_steps() const { return 0; }
 };
 
+// Every strategy's choices are the `chooser`'s (greedy, or drawn: CallOptions::sampling).
 std::unique_ptr<Strategy> make_strategy(DecodeMode mode, const LoadedModel& model,
-                                        std::shared_ptr<const Grammar> grammar);
+                                        std::shared_ptr<const Grammar> grammar, Chooser& chooser = Chooser::greedy());
 
 // Jump-forward decoding that starts where `from` stands: the text it has consumed is in the
 // cache already (a call taken over half-way, as SchemaWeaver's verification does).
-std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from);
+std::unique_ptr<Strategy> make_jump_forward(const LoadedModel& model, Matcher from, Chooser& chooser = Chooser::greedy());
 
 // Jump-forward's step: the `sampled` token (whose text the matcher has consumed; none at a
 // phase's start) and the text the grammar forces next, tokenized together so that the model sees
@@ -68,7 +70,7 @@ std::vector<llama_token> jump_forward(const LoadedModel& model, Matcher& matcher
 // The model's thinking (CallOptions::thinking_budget), which `model.reasoning` must have: the
 // block's opener, free reasoning of at most `budget` tokens to the block's end marker, and the
 // block's close as the template writes it; it stops once the close is in the cache.
-std::unique_ptr<Strategy> make_thinking(const LoadedModel& model, int budget);
+std::unique_ptr<Strategy> make_thinking(const LoadedModel& model, int budget, Chooser& chooser = Chooser::greedy());
 // What is left to write of `block`'s close after `reasoning` (the text since the opener): the
 // close after the end marker where the reasoning holds it; else all of the close that the
 // reasoning does not already end with (reasoning that ends in a newline keeps its newline once).
@@ -142,9 +144,10 @@ struct Spelled {
 // or where its steps leave the text (nothing then continues it).
 Spelled spell(Strategy& strategy, const LoadedModel& model, const std::string& text);
 
-// The constrained decoders' choice: the best token by logit whose text `matcher` accepts, or
-// end of generation where it can end; -1 if none. `margin` as for pick_greedy.
+// The constrained decoders' choice among the tokens whose text `matcher` accepts, and end of
+// generation where it can end: the best by logit, or the `chooser`'s draw; -1 if none. `margin`
+// as for pick_greedy.
 llama_token pick_constrained(const LoadedModel& model, const Matcher& matcher, const float* logits,
-                             float* margin = nullptr);
+                             float* margin = nullptr, Chooser& chooser = Chooser::greedy());
 
 }  // namespace sw

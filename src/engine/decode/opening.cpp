@@ -135,8 +135,8 @@ Opening classify_opening(const std::string& text, const CallFormat& format, cons
   return Opening::Text;
 }
 
-OpeningProbe::OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools)
-    : model_(model), tools_(tools), free_(make_strategy(DecodeMode::Free, model, nullptr)) {}
+OpeningProbe::OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser)
+    : model_(model), tools_(tools), free_(make_strategy(DecodeMode::Free, model, nullptr, chooser)) {}
 
 Step OpeningProbe::next(const float* logits) {
   Step step = free_->next(logits);

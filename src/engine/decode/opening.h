@@ -37,9 +37,10 @@ Opening classify_opening(const std::string& text, const CallFormat& format, cons
 class OpeningProbe : public Strategy {
  public:
   static constexpr int kMaxTokens = 16;
-  OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools);
+  OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser);
   Step next(const float* logits) override;
   bool found_call() const { return state_ == Opening::Call; }
+  bool decided_text() const { return state_ == Opening::Text; }
   // The smallest margin among the choices that decided the opening.
   float margin() const { return margin_; }
 

@@ -11,6 +11,55 @@ void count_passes(CallStats& stats, const PassCounter& passes) {
   stats.call_tokens += passes.tokens;
 }
 
+// The bytes of `text` up to its last whole UTF-8 character.
+size_t whole_characters(const std::string& text) {
+  size_t end = text.size();
+  for (size_t back = 1; back <= std::min<size_t>(3, text.size()); ++back) {
+    const unsigned char c = (unsigned char)text[text.size() - back];
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
+    if (length > back) end = text.size() - back;
+    break;
+  }
+  return end;
+}
+
+// A strategy whose steps' text is told to CallOptions::on_text as it is decided, once `ready`
+// says the answer is text (before that it is kept, and told then).
+class Narrated : public Strategy {
+ public:
+  Narrated(Strategy& inner, const LoadedModel& model, const std::function<void(const std::string&)>& on_text,
+           std::function<bool()> ready)
+      : inner_(inner), model_(model), on_text_(on_text), ready_(std::move(ready)) {}
+  Step start() override { return tell(inner_.start()); }
+  Step next(const float* logits) override { return tell(inner_.next(logits)); }
+  size_t admissible(const std::vector<llama_token>& draft) const override { return inner_.admissible(draft); }
+  double constraint_ms() const override { return inner_.constraint_ms(); }
+  int constraint_steps() const override { return inner_.constraint_steps(); }
+  // What is left, once the answer ended.
+  void finish() {
+    if (!untold_.empty() && ready_()) on_text_(untold_);
+    untold_.clear();
+  }
+
+ private:
+  Step tell(Step step) {
+    untold_ += model_.detokenize(step.tokens);
+    const size_t whole = whole_characters(untold_);
+    if (whole > 0 && ready_()) {
+      on_text_(untold_.substr(0, whole));
+      untold_.erase(0, whole);
+    }
+    return step;
+  }
+
+  Strategy& inner_;
+  const LoadedModel& model_;
+  const std::function<void(const std::string&)>& on_text_;
+  std::function<bool()> ready_;
+  std::string untold_;
+};
+
 }  // namespace
 
 void count_generation(CallStats& stats, const GenerationResult& generated) {
@@ -22,9 +71,9 @@ void count_generation(CallStats& stats, const GenerationResult& generated) {
 }
 
 Answer::Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-               Planning planning, Drafter* drafter, Clock::time_point prefilled, CallResult& result)
+               Planning planning, Drafter* drafter, Chooser& chooser, Clock::time_point prefilled, CallResult& result)
     : context_(context), model_(model), tools_(tools), options_(options), planning_(planning), drafter_(drafter),
-      prefilled_(prefilled), result_(result), stats_(result.stats),
+      chooser_(chooser), prefilled_(prefilled), result_(result), stats_(result.stats),
       tracker_(prefilled, tools.format().call_close_marker(),
                tools.format().arguments.keywords && tools.format().arguments.notation.json()),
       serial_events_(options, result.stats.events) {}
@@ -33,15 +82,15 @@ void Answer::decode() {
   std::optional<Decision> opening;
   result_.text_reply = tools_.tools().empty() || options_.tool_choice == ToolChoice::None;
   if (result_.text_reply) {
-    std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model_, nullptr);
-    generated_ = generate(context_, model_, *strategy, options_.max_tokens, nullptr);
+    std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model_, nullptr, chooser_);
+    generated_ = narrate(*strategy, [] { return true; });
   } else if (options_.tool_choice == ToolChoice::Auto) {
     opening = open();
   }
   if (result_.text_reply) {
     stats_.phases.push_back({"reply", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
   } else if (options_.mode == DecodeMode::SchemaWeaver) {
-    WeaveResult woven = weave(context_, model_, tools_, options_, planning_, tracker_, drafter_, stats_);
+    WeaveResult woven = weave(context_, model_, tools_, options_, planning_, tracker_, drafter_, chooser_, stats_);
     generated_ = std::move(woven.generation);
     woven_calls_ = std::move(woven.calls);
     failure_ = std::move(woven.failure);
@@ -72,8 +121,8 @@ std::optional<Decision> Answer::open() {
   const size_t answer_start = size_t(context_.used());
   const float* after_prompt = context_.last_logits();
   std::vector<float> prompt_logits(after_prompt, after_prompt + model_.vocab_size());
-  OpeningProbe probe(model_, tools_.tools());
-  generated_ = generate(context_, model_, probe, options_.max_tokens, nullptr);
+  OpeningProbe probe(model_, tools_.tools(), chooser_);
+  generated_ = narrate(probe, [&probe] { return probe.decided_text(); });
   result_.text_reply = !probe.found_call();
   if (result_.text_reply) return std::nullopt;
   const PassCounter passes = generated_.passes;
@@ -84,6 +133,14 @@ std::optional<Decision> Answer::open() {
   return Decision{0, probe.margin()};
 }
 
+GenerationResult Answer::narrate(Strategy& strategy, std::function<bool()> is_text) {
+  if (!options_.on_text) return generate(context_, model_, strategy, options_.max_tokens, nullptr);
+  Narrated narrated(strategy, model_, options_.on_text, std::move(is_text));
+  GenerationResult generated = generate(context_, model_, narrated, options_.max_tokens, nullptr);
+  narrated.finish();
+  return generated;
+}
+
 void Answer::decode_serially() {
   const bool free = options_.mode == DecodeMode::Free;
   if (!free) {
@@ -91,7 +148,7 @@ void Answer::decode_serially() {
         [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_.format(), tools_.tools(), at_ms); });
   }
   std::unique_ptr<Strategy> strategy =
-      make_strategy(options_.mode, model_, free ? nullptr : tools_.calls(options_.max_calls));
+      make_strategy(options_.mode, model_, free ? nullptr : tools_.calls(options_.max_calls), chooser_);
   generated_ = generate(context_, model_, *strategy, options_.max_tokens, &tracker_, drafter_);
   stats_.constraint_ms = strategy->constraint_ms();
   stats_.constraint_steps = strategy->constraint_steps();

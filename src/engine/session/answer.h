@@ -20,9 +20,10 @@ void count_generation(CallStats& stats, const GenerationResult& generated);
 class Answer {
  public:
   // The answer after the `prefilled` prompt in `context`: `planning` prices the weaver's plans,
-  // padding and drafts, `drafter` offers drafts (speculative, weaver drafts).
+  // padding and drafts, `drafter` offers drafts (speculative, weaver drafts), `chooser` makes
+  // the model's choices.
   Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-         Planning planning, Drafter* drafter, Clock::time_point prefilled, CallResult& result);
+         Planning planning, Drafter* drafter, Chooser& chooser, Clock::time_point prefilled, CallResult& result);
 
   // Decodes the answer; the stats of its passes and its decisions into the result.
   void decode();
@@ -35,6 +36,9 @@ class Answer {
   // of a call the text is thrown away and the call decoded in the mode, from the prompt's
   // logits. Returns the decision between the two where it is a call.
   std::optional<Decision> open();
+  // A free answer by `strategy` (a reply, or the opening probe's), its text told to
+  // CallOptions::on_text as it is decided once `is_text` says it is a reply in text.
+  GenerationResult narrate(Strategy& strategy, std::function<bool()> is_text);
   // The serial modes: free, or the one decode loop under the calls' grammar.
   void decode_serially();
   // The weaver's calls are those its final events announced, where its turn completed. Every
@@ -49,6 +53,7 @@ class Answer {
   const CallOptions& options_;
   const Planning planning_;
   Drafter* const drafter_;
+  Chooser& chooser_;
   const Clock::time_point prefilled_;
   CallResult& result_;
   CallStats& stats_;

@@ -49,10 +49,11 @@ bool thinks(const LoadedModel& model, const CallOptions& options) {
 
 // The thinking block, if the call asks for it (CallOptions::thinking_budget): the block and its
 // reasoning into `result` (and its phase into the stats), its generation returned.
-GenerationResult think(Context& context, const LoadedModel& model, const CallOptions& options, CallResult& result) {
+GenerationResult think(Context& context, const LoadedModel& model, const CallOptions& options, Chooser& chooser,
+                       CallResult& result) {
   if (!thinks(model, options)) return {};
   const auto started = Clock::now();
-  std::unique_ptr<Strategy> thinking = make_thinking(model, options.thinking_budget);
+  std::unique_ptr<Strategy> thinking = make_thinking(model, options.thinking_budget, chooser);
   GenerationResult thought = generate(context, model, *thinking, options.thinking_budget + 1, nullptr);
   result.stats.phases.push_back({"thinking", thought.passes.passes, thought.passes.tokens, ms_between(started, Clock::now())});
   result.thinking_text = thought.text;
@@ -283,8 +284,12 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   return result;
 }
 
-CallResult Session::call(const std::vector<Message>& messages, const ToolSet& all_tools, const CallOptions& options) {
+CallResult Session::call(const std::vector<Message>& messages, const ToolSet& all_tools, const CallOptions& asked) {
   const double compiled_before = compile_clock_ms();
+  Chooser chooser(asked.sampling);
+  // Drawn choices are checked on logits of the call's own context, every value token of it.
+  CallOptions options = asked;
+  if (chooser.samples()) options.weaver.adopt_first = false;
   const LoadedModel& model = loaded(*state_->model);
   Context& context = state_->context;
   const Prepared prepared = prepare(*state_, messages, all_tools, options);
@@ -318,12 +323,12 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   s.prompt_ms = ms_between(started, prefilled);
   state_->answering = &s;
   // The model's thinking comes first, free in every mode; the answer follows the block.
-  count_generation(s, think(context, model, options, result));
+  count_generation(s, think(context, model, options, chooser, result));
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
-  Answer answer(context, model, *prepared.tools, options, Planning{curve, state_->history}, drafter.get(), prefilled,
-                result);
+  Answer answer(context, model, *prepared.tools, options, Planning{curve, state_->history}, drafter.get(), chooser,
+                prefilled, result);
   answer.decode();
   save_tool_prefix(*state_, std::move(uncached_prefix), s);
   state_->keep_costs_when_due();

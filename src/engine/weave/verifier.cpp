@@ -55,7 +55,9 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
       advance_to(decider + 1);
       const float* logits = decider >= w.adopted ? context.logits_after(w.head_end + decider + 1) : b.logits.data();
       stats.checked_tokens += 1;
-      if (!same_choice(model, b, k, pick_constrained(model, m, logits))) {
+      const llama_token choice = pick_constrained(model, m, logits, nullptr, turn.chooser);
+      if (!same_choice(model, b, k, choice)) {
+        turn.chooser.carry(choice);  // the serial reference writes on from this draw
         cut = decider + 1;
         for (size_t j = i; j < branches.size(); ++j) discarded += int(branches[j].picks.size());
         discarded -= int(k);

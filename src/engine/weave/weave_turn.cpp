@@ -6,9 +6,10 @@ namespace sw {
 
 WeaveTurn::WeaveTurn(Context& conversation, const LoadedModel& loaded, const CompiledToolSet& tool_set,
                      const CallOptions& call_options, Planning planning, CallTracker& call_tracker,
-                     Drafter* value_drafter, CallStats& call_stats)
+                     Drafter* value_drafter, Chooser& call_chooser, CallStats& call_stats)
     : context(conversation), model(loaded), tools(tool_set), options(call_options), curve(planning.curve),
-      history(planning.history), tracker(call_tracker), drafter(value_drafter), prompt_size(size_t(conversation.used())), stats(call_stats) {}
+      history(planning.history), tracker(call_tracker), drafter(value_drafter), chooser(call_chooser),
+      prompt_size(size_t(conversation.used())), stats(call_stats) {}
 
 std::string WeaveTurn::pending() const { return text.substr(cached_text_size(context.decided())); }
 
@@ -43,7 +44,7 @@ void WeaveTurn::add_text(const std::string& more) {
 }
 
 bool WeaveTurn::serial(const std::string& name, std::shared_ptr<const Grammar> grammar, const std::string& pending_text) {
-  return serial(name, make_strategy(DecodeMode::JumpForward, model, std::move(grammar)), pending_text);
+  return serial(name, make_strategy(DecodeMode::JumpForward, model, std::move(grammar), chooser), pending_text);
 }
 
 bool WeaveTurn::serial(const std::string& name, std::unique_ptr<Strategy> strategy, const std::string& pending_text,

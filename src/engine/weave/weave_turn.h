@@ -24,7 +24,7 @@ struct WeaveResult {
 struct WeaveTurn {
   WeaveTurn(Context& conversation, const LoadedModel& loaded, const CompiledToolSet& tool_set,
             const CallOptions& call_options, Planning planning, CallTracker& call_tracker,
-            Drafter* value_drafter, CallStats& call_stats);
+            Drafter* value_drafter, Chooser& call_chooser, CallStats& call_stats);
 
   Context& context;
   const LoadedModel& model;
@@ -34,6 +34,7 @@ struct WeaveTurn {
   CallHistory& history;          // the session's earlier calls, for the plan
   CallTracker& tracker;
   Drafter* const drafter;        // drafts in the values passes (WeaverOptions::drafts), or null
+  Chooser& chooser;              // the serial phases' and the verifier's choices (greedy, or drawn)
   const size_t prompt_size;      // the conversation's length before the answer
   CallStats& stats;              // the call's: phases, events, constraint time, verification
 

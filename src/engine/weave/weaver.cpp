@@ -20,8 +20,8 @@ bool ends_with(const std::string& text, const std::string& end) {
 class Weaver {
  public:
   Weaver(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-         Planning planning, CallTracker& tracker, Drafter* drafter, CallStats& stats)
-      : turn_(context, model, tools, options, planning, tracker, drafter, stats), values_(turn_) {}
+         Planning planning, CallTracker& tracker, Drafter* drafter, Chooser& chooser, CallStats& stats)
+      : turn_(context, model, tools, options, planning, tracker, drafter, chooser, stats), values_(turn_) {}
 
   WeaveResult run() {
     for (int index = 0;; ++index) {
@@ -143,7 +143,7 @@ class Weaver {
   // hold yet), by the serial reference (the phase `name`d).
   bool serial_call(const ToolSpec& tool, NextCall next, const std::string& name, const std::string& pending) {
     Matcher reference = reference_matcher(turn_, tool, next, turn_.text.size() - pending.size());
-    return turn_.serial(name, make_jump_forward(turn_.model, std::move(reference)), pending);
+    return turn_.serial(name, make_jump_forward(turn_.model, std::move(reference), turn_.chooser), pending);
   }
 
   // The call's values in branches, written back and verified, then the rest of the call.
@@ -192,7 +192,8 @@ class Weaver {
     // The serial reference writes the rest of the call from where its choices stand.
     std::unique_ptr<Drafter> drafter;
     if (verdict->repaired) drafter = std::make_unique<ReferenceLookup>(turn_.curve, verdict->rest);
-    return turn_.serial(verdict->repaired ? "repair" : "optional", make_jump_forward(turn_.model, verdict->reference),
+    return turn_.serial(verdict->repaired ? "repair" : "optional",
+                        make_jump_forward(turn_.model, verdict->reference, turn_.chooser),
                         "", drafter.get());
   }
 
@@ -248,8 +249,8 @@ class Weaver {
 
 WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
                   const CallOptions& options, Planning planning, CallTracker& tracker, Drafter* drafter,
-                  CallStats& stats) {
-  return Weaver(context, model, tools, options, planning, tracker, drafter, stats).run();
+                  Chooser& chooser, CallStats& stats) {
+  return Weaver(context, model, tools, options, planning, tracker, drafter, chooser, stats).run();
 }
 
 }  // namespace sw

@@ -25,9 +25,10 @@ namespace sw {
 // `planning` prices each call's plan, padding and drafts. Times are taken from
 // tracker.origin(), which the tracker also uses for the closing of each call. With a
 // `drafter` (WeaverOptions::drafts), every values pass also checks drafts of the branches.
-// The turn's phases, events, constraint time and verification are recorded in `stats`.
+// The turn's phases, events, constraint time and verification are recorded in `stats`. The
+// serial phases and the verifier choose by `chooser`; the branches' values, drafts, greedily.
 WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
                   const CallOptions& options, Planning planning, CallTracker& tracker, Drafter* drafter,
-                  CallStats& stats);
+                  Chooser& chooser, CallStats& stats);
 
 }  // namespace sw
