@@ -28,7 +28,8 @@ stage() {
 # whose time is the model's arithmetic over pools of cases or whole models, whose code paths the
 # others reach too: agreement of two procedures over many calls (drafts from a second model or a
 # whole-turn guess against none, max_calls, lists, cuts at max_tokens, batched against single
-# passes, the speculative mode against the constrained one), packing and shaping again at other
+# passes, the speculative mode against the constrained one), the distribution of many drawn calls
+# (its chooser and verifier paths run in the seeded-call test), packing and shaping again at other
 # budgets and the calls and quality of their outputs (cli.pack and cli.shape run), tool_choice auto
 # on the Qwen2.5-Coder models (the opening probe has its unit tests), and the families' checks
 # against llama.cpp beyond one of each kind of call syntax (markers per call: Qwen3, and with its
@@ -36,6 +37,7 @@ stage() {
 # and an always-open thinking block: MiniMax-M2; keywords in a notation of the model's own:
 # Gemma 4; the library's format: SmolLM3). All of them ran on the release build above.
 MODEL_ARITHMETIC='^(BatchedPasses\.|Quality\.ModelAgainstItself|Pack\.PackedModel|Speculative\.(ModeGives|DraftModelChanges)|'
+MODEL_ARITHMETIC+='Sampling\.SchemaWeaverDraws|'
 MODEL_ARITHMETIC+='Weaver\.(WholeTurnGuess|MaxCalls|ATurnCut|CallsAsAList|DraftsChange)|'
 MODEL_ARITHMETIC+='cli\.(pack_for_speed|packed_|shape_width$|narrowed_)|server\.tool_choice_auto|'
 MODEL_ARITHMETIC+='cli\.family_(llama3\.2|hermes3|granite4|qwen3-coder|qwen3\.5|qwen3\.5-thinking|glm4\.6|lfm2\.5|phi3\.5|'
