@@ -243,19 +243,24 @@ def part_bfcl(args, model, out):
         with tempfile.TemporaryDirectory() as prompt_cache:
             servers = [start_server("llama-server", model, args, out / "llama-server.log"),
                        start_server("schemaweaver", model, args, out / "schemaweaver.log", prompt_cache)]
-            try:
-                with open(lines_path, "a") as sink:
-                    for n, case in enumerate(todo, 1):
-                        # Written whole: a case interrupted halfway is run again.
-                        position = cases.index(case)
-                        lines = [line for server in servers for line in run_case(server, case, position, args)]
-                        sink.write("".join(json.dumps(line) + "\n" for line in lines))
-                        sink.flush()
-                        log(f"{n}/{len(todo)} {case['id']}")
-            finally:
-                for server in servers:
-                    server.stop()
+            side_by_side(servers, todo, lines_path,
+                         lambda server, case: run_case(server, case, cases.index(case), args))
     return grade(cases, read_lines(lines_path), out)
+
+
+def side_by_side(servers, todo, lines_path, lines_of, label=""):
+    """Each case on every server in turn, its lines (`lines_of(server, case)`) written whole, so
+    that a case interrupted halfway is run again; the servers are stopped at the end."""
+    try:
+        with open(lines_path, "a") as sink:
+            for n, case in enumerate(todo, 1):
+                lines = [line for server in servers for line in lines_of(server, case)]
+                sink.write("".join(json.dumps(line) + "\n" for line in lines))
+                sink.flush()
+                log(f"{label}{n}/{len(todo)} {case['id']}")
+    finally:
+        for server in servers:
+            server.stop()
 
 
 def run_case(server, case, position, args):
@@ -352,27 +357,19 @@ def part_structured(args, model, out):
     if todo:
         servers = [start_server("llama-server", model, args, out / "llama-server.log"),
                    start_server("schemaweaver", model, args, out / "schemaweaver.log")]
-        try:
-            with open(lines_path, "a") as sink:
-                for n, case in enumerate(todo, 1):
-                    format_, _ = structured_request(case)
-                    lines = []
-                    for server in servers:
-                        for setting in STRUCTURED_SETTINGS[server.name]:
-                            extra = {} if server.name == "llama-server" else {"x_decoding_mode": setting}
-                            options = {"response_format": format_, "extra_body": extra}
-                            ask(server, case["messages"], [], options, False)
-                            result = ask(server, case["messages"], [], options, False)
-                            result.update(id=case["id"], category=case["category"], server=server.name,
-                                          setting=setting)
-                            lines.append(result)
-                    sink.write("".join(json.dumps(line) + "\n" for line in lines))
-                    sink.flush()
-                    log(f"structured {n}/{len(todo)} {case['id']}")
-        finally:
-            for server in servers:
-                server.stop()
+        side_by_side(servers, todo, lines_path, structured_lines, "structured ")
     return grade_structured(args, cases, read_lines(lines_path), out)
+
+
+def structured_lines(server, case):
+    format_, _ = structured_request(case)
+    for setting in STRUCTURED_SETTINGS[server.name]:
+        extra = {} if server.name == "llama-server" else {"x_decoding_mode": setting}
+        options = {"response_format": format_, "extra_body": extra}
+        ask(server, case["messages"], [], options, False)
+        result = ask(server, case["messages"], [], options, False)
+        result.update(id=case["id"], category=case["category"], server=server.name, setting=setting)
+        yield result
 
 
 def grade_structured(args, cases, lines, out):
