@@ -98,6 +98,7 @@ TEST(Sampling, ASeededCallIsReproducibleAndSeedsDiffer) {
   // A sampling setting out of range is the caller's error.
   sw::CallOptions bad = drawing(sw::DecodeMode::JumpForward, 1);
   bad.sampling.top_p = 0;
+  EXPECT_THROW(session.check(kRequest, tools, bad), sw::Error);  // before any pass
   EXPECT_THROW(session.call(kRequest, tools, bad), sw::Error);
 }
 

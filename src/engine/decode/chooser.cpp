@@ -20,7 +20,9 @@ double uniform(std::mt19937_64& random) { return double(random() >> 11) * 0x1.0p
 
 }  // namespace
 
-Chooser::Chooser(const Sampling& sampling) : sampling_(sampling), random_(seed_of(sampling)) {
+Chooser::Chooser(const Sampling& sampling) : sampling_(sampling), random_(seed_of(sampling)) { check(sampling); }
+
+void Chooser::check(const Sampling& sampling) {
   if (!(sampling.temperature >= 0) || sampling.temperature > 100) throw Error("temperature must be from 0 to 100");
   if (sampling.top_k < 0) throw Error("top_k must be 0 (off) or positive");
   if (!(sampling.top_p > 0 && sampling.top_p <= 1)) throw Error("top_p must be above 0 and at most 1");

@@ -14,8 +14,9 @@ namespace sw {
 
 class Chooser {
  public:
-  // Throws Error for a sampling setting out of its range.
+  // Throws Error for a sampling setting out of its range (check).
   explicit Chooser(const Sampling& sampling);
+  static void check(const Sampling& sampling);
   // The greedy chooser, which holds no state (shared by every thread).
   static Chooser& greedy();
   // Whether tokens are drawn (temperature > 0) rather than chosen greedily.

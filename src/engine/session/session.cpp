@@ -195,6 +195,7 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
   p.shown = shown_tools(
       model, all_tools.format().named ? all_tools.tools() : no_tools, [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); },
       options);
+  Chooser::check(options.sampling);
   if (options.thinking_budget < 0) throw Error("thinking_budget must be 0 (thinking off) or positive");
   if (options.thinking_budget > 0 && model.reasoning.end.empty())
     throw Error("the model's chat template has no thinking block (thinking_budget needs one)");
