@@ -137,7 +137,7 @@ class AccessLog {
   }
 
   void write(const httplib::Request& req, int status) const {
-    const Record& r = current();
+    Record& r = current();
     const double total_ms = std::chrono::duration<double, std::milli>(Clock::now() - r.started).count();
     char when[32];
     const std::time_t now = std::time(nullptr);
@@ -161,6 +161,7 @@ class AccessLog {
       for (const auto& [key, value] : fields)
         text += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
     }
+    r.stats.reset();  // a request that never reaches the routing must not show this one's
     std::lock_guard<std::mutex> lock(mutex_);
     std::fprintf(stderr, "%s\n", text.c_str());
   }

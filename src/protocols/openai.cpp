@@ -314,17 +314,19 @@ void parse_response_format(const Json& body, const Limits& limits, ChatRequest& 
   if (depth(schema) > limits.schema_depth)
     throw RequestError("'" + where + "' nests deeper than " + std::to_string(limits.schema_depth) + " levels", where,
                        "too_deep");
+  ToolSpec answer;
+  try {
+    answer = parse_response_schema(schema, name);
+  } catch (const Error& e) {
+    throw RequestError(std::string("'") + where + "': " + e.what(), where);
+  }
   ToolChoice& choice = request.options.tool_choice;
   if (!request.tools.empty() && choice == ToolChoice::Auto)
     throw RequestError("response_format json_schema with tools under tool_choice auto is not supported: send "
                        "tool_choice \"required\" for a call or \"none\" for the answer in the schema",
                        "response_format", "unsupported_parameter");
   if (choice == ToolChoice::Required) return;  // a call: the answer has no content to shape
-  try {
-    request.response_schema = parse_response_schema(schema, name);
-  } catch (const Error& e) {
-    throw RequestError(std::string("'") + where + "': " + e.what(), where);
-  }
+  request.response_schema = std::move(answer);
   choice = ToolChoice::Required;  // the schema's object is the answer
 }
 

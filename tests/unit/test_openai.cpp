@@ -95,8 +95,9 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
   EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "schemaweaver/auto")")), "x_decoding_mode");
   EXPECT_EQ(rejected_param(request(R"(, "n": 2)")), "n");
   // What the answer must be, and the engine cannot give: refused, never ignored.
-  EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}})")),
-            "response_format");
+  EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "x",
+            "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}})")),
+            "response_format");  // beside tools under tool_choice auto
   EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_object"})")), "response_format");
   EXPECT_EQ(rejected_param(request(R"(, "stop": ["\n"])")), "stop");
   EXPECT_EQ(rejected_param(request(R"(, "stop": "END")")), "stop");
@@ -131,6 +132,9 @@ TEST(OpenAiRequest, ResponseFormatJsonSchema) {
   r = openai::parse_chat_request(with_tools);
   EXPECT_FALSE(r.response_schema);  // a call: no content to shape
   EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Required);
+  Json unsupported = with_tools;
+  unsupported["response_format"]["json_schema"]["schema"]["properties"]["age"]["not"] = Json::object();
+  EXPECT_EQ(rejected_param(unsupported), "response_format.json_schema.schema");  // checked all the same
   with_tools["tool_choice"] = "auto";
   EXPECT_EQ(rejected_param(with_tools), "response_format");
 
