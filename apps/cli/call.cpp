@@ -34,6 +34,7 @@ struct CallCommand {
   int max_calls = 0;
   TemplateOptions template_options;
   SamplingOptions sampling;
+  std::vector<std::string> stop;
   bool json = false;
   bool print_prompt = false;
 
@@ -62,6 +63,7 @@ struct CallCommand {
     options.max_calls = max_calls;
     template_options.apply(options);
     sampling.apply(options);
+    options.stop = stop;
     options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
                           : tool_choice == "none" ? sw::ToolChoice::None
                                                   : sw::ToolChoice::Required;
@@ -204,6 +206,7 @@ void add_call_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c->sampling.add_to(*cmd);
+  cmd->add_option("--stop", c->stop, "a reply in text ends before this text (repeatable)");
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
   cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");
   cmd->callback([c, prompt, messages, tools, schema] {

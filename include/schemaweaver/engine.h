@@ -222,7 +222,8 @@ struct CallOptions {
   std::function<void(const CallEvent&)> on_call;  // called as calls become executable
   // A reply in text (ToolChoice None, or Auto's choice of text): its text as it is decided, in
   // pieces of whole UTF-8 characters (what a cut-off answer ends with excepted) that joined are
-  // CallResult::text. Under Auto the first piece comes once the opening is known to be text.
+  // CallResult::text. Under Auto the first piece comes once the opening is known to be text;
+  // with stop strings, the bytes that may begin one wait until they do not.
   std::function<void(const std::string& piece)> on_text;
   // Called once the thinking block is closed, with what the model reasoned (CallResult::reasoning).
   std::function<void(const std::string& reasoning)> on_reasoning;
@@ -230,6 +231,9 @@ struct CallOptions {
   // that went away, a deadline).
   std::function<bool()> cancelled;
   Sampling sampling;  // greedy by default
+  // A reply in text ends before the first of these it writes (OpenAI's stop; the text returned
+  // and told to on_text stops there). Never inside a call. Throws Error for an empty one.
+  std::vector<std::string> stop;
 };
 
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,

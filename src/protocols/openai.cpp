@@ -277,14 +277,29 @@ void refuse_what_cannot_be_honoured(const Json& body) {
   }
   if (given("repeat_penalty") && body["repeat_penalty"] != 1)
     throw RequestError("repeat_penalty is not supported (only 1)", "repeat_penalty", "unsupported_parameter");
-  if (given("stop") && !(body["stop"].is_array() && body["stop"].empty()))
-    throw RequestError("stop sequences are not supported", "stop", "unsupported_parameter");
   if (given("logprobs") && body["logprobs"] != false)
     throw RequestError("logprobs are not supported", "logprobs", "unsupported_parameter");
   if (given("top_logprobs"))
     throw RequestError("logprobs are not supported", "top_logprobs", "unsupported_parameter");
   if (given("logit_bias") && !(body["logit_bias"].is_object() && body["logit_bias"].empty()))
     throw RequestError("logit_bias is not supported", "logit_bias", "unsupported_parameter");
+}
+
+// OpenAI's stop: a string or a list of up to 4, each non-empty; a reply in text ends before the
+// first it writes (a call is never cut).
+std::vector<std::string> parse_stop(const Json& body) {
+  if (!body.contains("stop") || body["stop"].is_null()) return {};
+  const Json& stop = body["stop"];
+  const Json list = stop.is_string() ? Json::array({stop}) : stop;
+  if (!list.is_array() || list.size() > 4)
+    throw RequestError("'stop' must be a string or a list of at most 4 strings", "stop");
+  std::vector<std::string> out;
+  for (const Json& s : list) {
+    if (!s.is_string() || s.get<std::string>().empty())
+      throw RequestError("'stop' must hold non-empty strings", "stop");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
 }
 
 // OpenAI's response_format: text (the default), or json_schema - the answer is one JSON object of
@@ -363,6 +378,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   request.stream = optional_bool(body, "stream", false);
   request.options.max_tokens = parse_max_tokens(body, limits);
   request.options.sampling = parse_sampling(body);
+  request.options.stop = parse_stop(body);
   request.options.template_kwargs = parse_template_kwargs(body);
   request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
   if (body.contains("x_decoding_mode")) {

@@ -2,8 +2,8 @@
 
 Starts the server on a free loopback port, then checks: the model list; a tool call, whole
 and streamed, parsed by the client's own types; a text reply, whole and streamed in content
-deltas; OpenAI-style 4xx errors for malformed JSON, invalid UTF-8, an unknown tool in tool_choice and an oversized body, with the
-server serving on; several clients at once; prompt prefix reuse and cancellation of a request
+deltas, and cut by stop strings (a call never is); OpenAI-style 4xx errors for malformed JSON,
+invalid UTF-8, an unknown tool in tool_choice and an oversized body, with the server serving on; several clients at once; prompt prefix reuse and cancellation of a request
 whose client went away, both seen in /metrics.
 
     python test_openai_client.py --cli build/apps/cli/schemaweaver --model M.gguf --tools T.json
@@ -93,6 +93,25 @@ def test_streamed_text_reply(client, tools):
             if c.choices and c.choices[0].delta.content]
         check(len(pieces) > 1 and "".join(pieces) == whole.content,
               f"{choice}: a text reply streams in {len(pieces)} content deltas equal to the whole: {pieces[:4]}")
+
+
+def test_stop(client, tools):
+    """A reply in text ends before the first stop string it writes, whole and streamed; a call is
+    never cut by one."""
+    messages = [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]
+    whole = client.chat.completions.create(model="any", messages=messages, max_tokens=32).choices[0].message.content
+    stop = whole[len(whole) // 2:len(whole) // 2 + 3]
+    expected = whole[:whole.find(stop)]
+    r = client.chat.completions.create(model="any", messages=messages, max_tokens=32, stop=[stop, "never written"])
+    check(r.choices[0].message.content == expected and r.choices[0].finish_reason == "stop",
+          f"a reply ends before its stop string {stop!r}: {r.choices[0].message.content!r}")
+    pieces = [c.choices[0].delta.content for c in client.chat.completions.create(
+        model="any", messages=messages, max_tokens=32, stop=stop, stream=True) if c.choices and c.choices[0].delta.content]
+    check("".join(pieces) == expected, f"streamed, the same: {pieces}")
+    r = client.chat.completions.create(model="any", messages=[{"role": "user", "content": WEATHER}], tools=tools,
+                                       tool_choice="required", max_tokens=64, stop=["Paris", "{"])
+    arguments = json.loads(r.choices[0].message.tool_calls[0].function.arguments)
+    check(r.choices[0].finish_reason == "tool_calls" and arguments, f"a call is not cut by stop strings: {arguments}")
 
 
 def test_errors(client, base, tools, max_body):
@@ -203,6 +222,7 @@ def main():
         test_clients_at_once(client, tools)
         test_prefix_reuse(base)
         test_tool_sets_kept(base)
+        test_stop(client, tools)  # after the count of tool sets: it asks without tools too
         test_cancel_on_disconnect(base, port)
         check(server.poll() is None, "the server is still running")
     print("all server checks passed")

@@ -99,8 +99,6 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
             "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}})")),
             "response_format");  // beside tools under tool_choice auto
   EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_object"})")), "response_format");
-  EXPECT_EQ(rejected_param(request(R"(, "stop": ["\n"])")), "stop");
-  EXPECT_EQ(rejected_param(request(R"(, "stop": "END")")), "stop");
   EXPECT_EQ(rejected_param(request(R"(, "logprobs": true)")), "logprobs");
   EXPECT_EQ(rejected_param(request(R"(, "top_logprobs": 2)")), "top_logprobs");
   EXPECT_EQ(rejected_param(request(R"(, "logit_bias": {"50256": -100})")), "logit_bias");
@@ -189,6 +187,17 @@ TEST(OpenAiRequest, SamplingParameters) {
   EXPECT_EQ(rejected_param(request(R"(, "frequency_penalty": -1)")), "frequency_penalty");
   EXPECT_EQ(rejected_param(request(R"(, "repeat_penalty": 1.1)")), "repeat_penalty");
   EXPECT_EQ(rejected_param(request(R"(, "presence_penalty": 0, "frequency_penalty": 0, "repeat_penalty": 1)")), "no error");
+}
+
+// stop: a string or up to 4, each non-empty.
+TEST(OpenAiRequest, StopStrings) {
+  EXPECT_EQ(openai::parse_chat_request(request(R"(, "stop": "END")")).options.stop, std::vector<std::string>{"END"});
+  EXPECT_EQ(openai::parse_chat_request(request(R"(, "stop": ["\n", "."])")).options.stop,
+            (std::vector<std::string>{"\n", "."}));
+  EXPECT_TRUE(openai::parse_chat_request(request(R"(, "stop": null)")).options.stop.empty());
+  EXPECT_EQ(rejected_param(request(R"(, "stop": ["a", "b", "c", "d", "e"])")), "stop");
+  EXPECT_EQ(rejected_param(request(R"(, "stop": [""])")), "stop");
+  EXPECT_EQ(rejected_param(request(R"(, "stop": 3)")), "stop");
 }
 
 // The server takes the same mode switches as the CLI (one parser, sw::apply_mode).

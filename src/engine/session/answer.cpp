@@ -24,40 +24,64 @@ size_t whole_characters(const std::string& text) {
   return end;
 }
 
-// A strategy whose steps' text is told to CallOptions::on_text as it is decided, once `ready`
-// says the answer is text (before that it is kept, and told then).
-class Narrated : public Strategy {
+// A reply in text as it is decided by `inner` (the free strategy, or the opening probe): it ends
+// before the first stop string it writes (CallOptions::stop), and its text is told to
+// CallOptions::on_text in whole UTF-8 characters - all but the bytes that may still begin a stop
+// string. Both only once `is_text` says the answer is a reply in text: never inside a call.
+class ReplyText : public Strategy {
  public:
-  Narrated(Strategy& inner, const LoadedModel& model, const std::function<void(const std::string&)>& on_text,
-           std::function<bool()> ready)
-      : inner_(inner), model_(model), on_text_(on_text), ready_(std::move(ready)) {}
-  Step start() override { return tell(inner_.start()); }
-  Step next(const float* logits) override { return tell(inner_.next(logits)); }
+  ReplyText(Strategy& inner, const LoadedModel& model, const CallOptions& options, std::function<bool()> is_text)
+      : inner_(inner), model_(model), options_(options), is_text_(std::move(is_text)) {
+    for (const std::string& s : options.stop) held_ = std::max(held_, s.size() - 1);
+  }
+  Step start() override { return follow(inner_.start()); }
+  Step next(const float* logits) override { return follow(inner_.next(logits)); }
   size_t admissible(const std::vector<llama_token>& draft) const override { return inner_.admissible(draft); }
   double constraint_ms() const override { return inner_.constraint_ms(); }
   int constraint_steps() const override { return inner_.constraint_steps(); }
-  // What is left, once the answer ended.
-  void finish() {
-    if (!untold_.empty() && ready_()) on_text_(untold_);
-    untold_.clear();
-  }
+
+  // Where a stop string cut the reply's text (npos: nowhere).
+  size_t stopped_at() const { return stopped_at_; }
+  // Tells the rest, once the answer ended.
+  void finish() { tell(end_of_text(), true); }
 
  private:
-  Step tell(Step step) {
-    untold_ += model_.detokenize(step.tokens);
-    const size_t whole = whole_characters(untold_);
-    if (whole > 0 && ready_()) {
-      on_text_(untold_.substr(0, whole));
-      untold_.erase(0, whole);
+  Step follow(Step step) {
+    text_ += model_.detokenize(step.tokens);
+    if (stopped_at_ == std::string::npos && is_text_()) {
+      for (const std::string& s : options_.stop) {
+        const size_t at = text_.find(s, checked_ > s.size() - 1 ? checked_ - (s.size() - 1) : 0);
+        stopped_at_ = std::min(stopped_at_, at);
+      }
+      checked_ = text_.size();
+      // The tokens that wrote the stop string need no pass: the reply ends with them.
+      if (stopped_at_ != std::string::npos && !step.tokens.empty()) step.complete = true;
     }
+    tell(stopped_at_ != std::string::npos ? stopped_at_ : text_.size() - std::min(text_.size(), held_), false);
     return step;
+  }
+
+  size_t end_of_text() const { return std::min(stopped_at_, text_.size()); }
+
+  // Tells the text up to `end` if the answer is a reply: its whole characters, or all of it at
+  // the `last` (a reply cut by max_tokens may end inside a character).
+  void tell(size_t end, bool last) {
+    if (!options_.on_text || !is_text_() || end <= told_) return;
+    const size_t whole = last ? end : told_ + whole_characters(text_.substr(told_, end - told_));
+    if (whole <= told_) return;
+    options_.on_text(text_.substr(told_, whole - told_));
+    told_ = whole;
   }
 
   Strategy& inner_;
   const LoadedModel& model_;
-  const std::function<void(const std::string&)>& on_text_;
-  std::function<bool()> ready_;
-  std::string untold_;
+  const CallOptions& options_;
+  std::function<bool()> is_text_;
+  size_t held_ = 0;     // bytes kept back while they may begin a stop string
+  std::string text_;
+  size_t checked_ = 0;  // of text_, searched for stop strings
+  size_t stopped_at_ = std::string::npos;
+  size_t told_ = 0;
 };
 
 }  // namespace
@@ -83,7 +107,7 @@ void Answer::decode() {
   result_.text_reply = tools_.tools().empty() || options_.tool_choice == ToolChoice::None;
   if (result_.text_reply) {
     std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model_, nullptr, chooser_);
-    generated_ = narrate(*strategy, [] { return true; });
+    generated_ = reply(*strategy, [] { return true; });
   } else if (options_.tool_choice == ToolChoice::Auto) {
     opening = open();
   }
@@ -122,7 +146,7 @@ std::optional<Decision> Answer::open() {
   const float* after_prompt = context_.last_logits();
   std::vector<float> prompt_logits(after_prompt, after_prompt + model_.vocab_size());
   OpeningProbe probe(model_, tools_.tools(), chooser_);
-  generated_ = narrate(probe, [&probe] { return probe.decided_text(); });
+  generated_ = reply(probe, [&probe] { return probe.decided_text(); });
   result_.text_reply = !probe.found_call();
   if (result_.text_reply) return std::nullopt;
   const PassCounter passes = generated_.passes;
@@ -133,11 +157,13 @@ std::optional<Decision> Answer::open() {
   return Decision{0, probe.margin()};
 }
 
-GenerationResult Answer::narrate(Strategy& strategy, std::function<bool()> is_text) {
-  if (!options_.on_text) return generate(context_, model_, strategy, options_.max_tokens, nullptr);
-  Narrated narrated(strategy, model_, options_.on_text, std::move(is_text));
-  GenerationResult generated = generate(context_, model_, narrated, options_.max_tokens, nullptr);
-  narrated.finish();
+GenerationResult Answer::reply(Strategy& strategy, std::function<bool()> is_text) {
+  if (!options_.on_text && options_.stop.empty())
+    return generate(context_, model_, strategy, options_.max_tokens, nullptr);
+  ReplyText reply(strategy, model_, options_, std::move(is_text));
+  GenerationResult generated = generate(context_, model_, reply, options_.max_tokens, nullptr);
+  if (reply.stopped_at() != std::string::npos) generated.text.resize(reply.stopped_at());
+  reply.finish();
   return generated;
 }
 

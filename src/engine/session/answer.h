@@ -36,9 +36,10 @@ class Answer {
   // of a call the text is thrown away and the call decoded in the mode, from the prompt's
   // logits. Returns the decision between the two where it is a call.
   std::optional<Decision> open();
-  // A free answer by `strategy` (a reply, or the opening probe's), its text told to
-  // CallOptions::on_text as it is decided once `is_text` says it is a reply in text.
-  GenerationResult narrate(Strategy& strategy, std::function<bool()> is_text);
+  // A free answer by `strategy` (a reply, or the opening probe's); once `is_text` says it is a
+  // reply in text, its text is told to CallOptions::on_text as it is decided and ends before the
+  // first of CallOptions::stop it writes.
+  GenerationResult reply(Strategy& strategy, std::function<bool()> is_text);
   // The serial modes: free, or the one decode loop under the calls' grammar.
   void decode_serially();
   // The weaver's calls are those its final events announced, where its turn completed. Every

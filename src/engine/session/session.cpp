@@ -196,6 +196,9 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
       model, all_tools.format().named ? all_tools.tools() : no_tools, [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); },
       options);
   Chooser::check(options.sampling);
+  for (const std::string& s : options.stop) {
+    if (s.empty()) throw Error("a stop string is empty");
+  }
   if (options.thinking_budget < 0) throw Error("thinking_budget must be 0 (thinking off) or positive");
   if (options.thinking_budget > 0 && model.reasoning.end.empty())
     throw Error("the model's chat template has no thinking block (thinking_budget needs one)");
