@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "util/utf8.h"
+
 namespace sw::openai {
 namespace {
 
@@ -218,26 +220,6 @@ Json timings(const CallResult& result) {
           {"answer_passes", s.call_passes}, {"executable_ms", s.executable_ms}};
 }
 
-// Well-formed UTF-8: no stray continuation bytes, no overlong forms, no surrogates, nothing
-// beyond U+10FFFF.
-bool valid_utf8(const std::string& text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  size_t n = text.size(), i = 0;
-  while (i < n) {
-    unsigned char c = s[i];
-    size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (length == 0 || i + length > n) return false;
-    uint32_t code = length == 1 ? c : c & (0xFF >> (length + 1));
-    for (size_t k = 1; k < length; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return false;
-      code = (code << 6) | (s[i + k] & 0x3F);
-    }
-    static const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
-    i += length;
-  }
-  return true;
-}
 
 // A number field within [low, high]; `fallback` when absent or null.
 double optional_number(const Json& body, const char* key, double fallback, double low, double high) {

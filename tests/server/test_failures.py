@@ -11,27 +11,20 @@ client on the real default model:
 
     python test_failures.py --cli build/apps/cli/schemaweaver --model M.gguf --coder Q.gguf --tools T.json
 """
-import argparse
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import openai
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_harness import metric, running_server  # noqa: E402
+from server_checks import arguments, check
+from serve_harness import metric, running_server  # noqa: E402 (server_checks makes it importable)
 
 WEATHER = [{"role": "user", "content": "What is the weather like in Paris?"}]
 # A city must be five digits: the model writes a name, which free decoding does not prevent.
 POSTCODE_TOOL = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string", "pattern": "^[0-9]{5}$"}}, "required": ["city"]}}}]
 
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-    print("ok:", message.split(":")[0], flush=True)
 
 
 def expect_status(call, status, code, what):
@@ -110,14 +103,7 @@ def test_api_key(cli, model, tools):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--coder", required=True, help="a model that writes calls freely (Qwen2.5-Coder-0.5B)")
-    parser.add_argument("--tools", required=True)
-    args = parser.parse_args()
-    with open(args.tools) as f:
-        tools = json.load(f)
+    args, tools = arguments(model="the default model", coder="a model that writes calls freely (Qwen2.5-Coder-0.5B)")
     with running_server(args.cli, args.model, "--timeout", 120) as (server, base, _port):
         client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=120)
         test_cut_call(client, tools)

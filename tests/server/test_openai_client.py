@@ -8,26 +8,19 @@ whose client went away, both seen in /metrics.
 
     python test_openai_client.py --cli build/apps/cli/schemaweaver --model M.gguf --tools T.json
 """
-import argparse
 import json
 import socket
 import sys
 import threading
 import time
-from pathlib import Path
 
 import openai
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_harness import http, metric, running_server  # noqa: E402
+from server_checks import arguments, check
+from serve_harness import http, metric, running_server  # noqa: E402 (server_checks makes it importable)
 
 WEATHER = "What is the weather like in Paris?"
 
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-    print("ok:", message.split(":")[0], flush=True)
 
 
 def test_tool_call(client, tools):
@@ -201,13 +194,7 @@ def test_cancel_on_disconnect(base, port):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--tools", required=True)
-    args = parser.parse_args()
-    with open(args.tools) as f:
-        tools = json.load(f)
+    args, tools = arguments(model="the default model")
     max_body = 65536
     with running_server(args.cli, args.model, "--slots", 2, "--max-body", max_body, "--timeout", 120,
                         quiet=False) as (server, base, port):

@@ -10,7 +10,6 @@ naming the field; a drawn answer (temperature, seed) is reproducible and valid.
 
     python test_structured.py --cli build/apps/cli/schemaweaver --model M.gguf
 """
-import argparse
 import json
 import sys
 import tempfile
@@ -23,8 +22,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_harness import running_server  # noqa: E402
+from server_checks import arguments, check
+from serve_harness import running_server  # noqa: E402 (server_checks makes it importable)
 
 REQUEST = [{"role": "user", "content": "Anna Berg is 31 and lives in Rome, Italy. She likes chess. Describe her as JSON."}]
 MODES = ("schemaweaver", "schemaweaver/branches", "jump-forward", "constrained", "speculative")
@@ -55,11 +54,6 @@ FLAT = {"type": "json_schema", "json_schema": {"name": "person", "schema": {
                                      "city": {"type": "string", "enum": ["Paris", "Berlin", "Rome"]}},
     "required": ["name", "age", "city"], "additionalProperties": False}}}
 
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-    print("ok:", message.split(":")[0], flush=True)
 
 
 def parsed_in_every_mode(client):
@@ -175,12 +169,7 @@ def access_log(path):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--tools", required=True)
-    args = parser.parse_args()
-    tools = json.loads(Path(args.tools).read_text())
+    args, tools = arguments(model="the default model")
     log = Path(tempfile.mkdtemp()) / "serve.log"
     with running_server(args.cli, args.model, "--timeout", 120, "--log-format", "json",
                         stderr_path=log) as (server, base, _):

@@ -13,16 +13,14 @@ that are not an object, a budget that is not an integer.
 
     python test_thinking.py --cli build/apps/cli/schemaweaver --model qwen3.gguf --plain M.gguf --tools family_tools.json
 """
-import argparse
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import openai
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_harness import running_server  # noqa: E402
+from server_checks import arguments, check
+from serve_harness import running_server  # noqa: E402 (server_checks makes it importable)
 
 # The family check's tool and request: every value bounded, so random weights finish a call.
 WEATHER = [{"role": "user", "content": "Book a table for two at Luigi's tomorrow at 7pm, by the window."}]
@@ -30,11 +28,6 @@ MAX_TOKENS = 300
 BUDGET = 5
 THINKING = {"chat_template_kwargs": {"enable_thinking": True}, "thinking_budget_tokens": BUDGET}
 
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-    print("ok:", message.split(":")[0], flush=True)
 
 
 def expect_400(call, param, what):
@@ -97,13 +90,7 @@ def check_thinking(client, tools, expected):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--model", required=True, help="a model whose template has a thinking block")
-    parser.add_argument("--plain", required=True, help="a model whose template has none")
-    parser.add_argument("--tools", required=True)
-    args = parser.parse_args()
-    tools = json.loads(Path(args.tools).read_text())
+    args, tools = arguments(model="a model whose template has a thinking block", plain="a model whose template has none")
     expected = cli_answer(args)
     check(not expected["error"] and expected["thinking_text"], f"the CLI thinks and calls: {expected['thinking_text']!r}")
     with running_server(args.cli, args.model, "--no-prompt-cache") as (_, base, _port):

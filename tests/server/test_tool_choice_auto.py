@@ -9,7 +9,6 @@ with finish_reason "tool_calls" and no fence or other text as content, whole and
 
     python test_tool_choice_auto.py --cli build/apps/cli/schemaweaver --models DIR --tools T.json
 """
-import argparse
 import json
 import re
 import sys
@@ -17,8 +16,8 @@ from pathlib import Path
 
 import openai
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_harness import running_server  # noqa: E402
+from server_checks import arguments, check
+from serve_harness import running_server  # noqa: E402 (server_checks makes it importable)
 
 QWEN_05B = "qwen2.5-coder-0.5b-instruct-Q4_K_M.gguf"
 QWEN_15B = "qwen2.5-coder-1.5b-instruct-Q4_K_M.gguf"
@@ -44,11 +43,6 @@ CASES = [
     (QWEN_05B, "text", None, "Tell me a joke"),
 ]
 
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-    print("ok:", message.split(":")[0], flush=True)
 
 
 def messages_of(system, user):
@@ -86,13 +80,7 @@ def run_case(client, tools, form, system, user):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--models", required=True, help="the folder of the fetched models")
-    parser.add_argument("--tools", required=True)
-    args = parser.parse_args()
-    with open(args.tools) as f:
-        tools = json.load(f)
+    args, tools = arguments(models="the folder of the fetched models")
     for model in sorted({case[0] for case in CASES}):
         with running_server(args.cli, Path(args.models) / model, "--timeout", 300) as (server, base, _):
             client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=300)

@@ -40,6 +40,9 @@ void Chooser::carry(llama_token token) {
 
 llama_token Chooser::choose(const float* logits, int n_vocab, const std::function<bool(llama_token)>& allowed,
                             const std::function<bool(llama_token)>& may_be_allowed, float* margin) {
+  // The greedy pick comes first even for a draw: it finds the best allowed logit, which bounds
+  // the draw's candidates (min_p is relative to it), checking the best tokens only - a draw's own
+  // scan could not bound itself without it.
   const llama_token greedy = pick_greedy(logits, n_vocab, allowed, may_be_allowed, margin);
   if (!samples() || greedy < 0) return greedy;
   if (carried_) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/chat/llama_chat.h"
+#include "util/utf8.h"
 
 namespace sw {
 namespace {
@@ -159,26 +160,6 @@ std::vector<ToolCall> marked_name_calls(const std::string& block, const CallForm
     if (!suffix.empty() && block.compare(suffix_at, suffix.size(), suffix) == 0) at = suffix_at + suffix.size();
   }
   return calls;
-}
-
-// Whether `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
-// past U+10FFFF), as a JSON string must be - a raw value becomes one.
-bool valid_utf8(const std::string& text) {
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = (unsigned char)text[i];
-    const size_t length = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : (c >> 4) == 0xE ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (length == 0 || i + length > text.size()) return false;
-    // The second byte's range where the lead byte narrows it (E0, ED, F0, F4).
-    const unsigned char second = (unsigned char)(length > 1 ? text[i + 1] : 0);
-    const unsigned char low = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    const unsigned char high = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    if (length > 1 && (second < low || second > high)) return false;
-    for (size_t k = 2; k < length; ++k) {
-      if (((unsigned char)text[i + k] >> 6) != 2) return false;
-    }
-    i += length;
-  }
-  return true;
 }
 
 // Whether a value of the schema may be a string, and whether it may be something else.

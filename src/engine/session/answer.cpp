@@ -2,6 +2,7 @@
 
 #include "engine/decode/opening.h"
 #include "engine/weave/weaver.h"
+#include "util/utf8.h"
 
 namespace sw {
 namespace {
@@ -11,18 +12,6 @@ void count_passes(CallStats& stats, const PassCounter& passes) {
   stats.call_tokens += passes.tokens;
 }
 
-// The bytes of `text` up to its last whole UTF-8 character.
-size_t whole_characters(const std::string& text) {
-  size_t end = text.size();
-  for (size_t back = 1; back <= std::min<size_t>(3, text.size()); ++back) {
-    const unsigned char c = (unsigned char)text[text.size() - back];
-    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
-    const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
-    if (length > back) end = text.size() - back;
-    break;
-  }
-  return end;
-}
 
 // A reply in text as it is decided by `inner` (the free strategy, or the opening probe): it ends
 // before the first stop string it writes (CallOptions::stop), and its text is told to
@@ -67,7 +56,7 @@ class ReplyText : public Strategy {
   // the `last` (a reply cut by max_tokens may end inside a character).
   void tell(size_t end, bool last) {
     if (!options_.on_text || !is_text_() || end <= told_) return;
-    const size_t whole = last ? end : told_ + whole_characters(text_.substr(told_, end - told_));
+    const size_t whole = last ? end : told_ + whole_utf8_prefix(text_.substr(told_, end - told_));
     if (whole <= told_) return;
     options_.on_text(text_.substr(told_, whole - told_));
     told_ = whole;

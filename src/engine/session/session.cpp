@@ -144,7 +144,7 @@ void check_schema_answer(const CallOptions& options) {
   if (options.tool_choice != ToolChoice::Required)
     throw Error("an answer in a schema is its object: tool_choice auto and none choose between calls and text");
   if (!options.tool.empty()) throw Error("an answer in a schema has no tool to choose");
-  if (options.calls_as_list) throw Error("an answer in a schema is one object: it makes no list of calls");
+  // Nor a list of calls: CallFormat::as_list refuses that.
 }
 
 // The tools a call may use: all, or the one the caller chose, written as a list if the caller
@@ -288,12 +288,9 @@ CallResult Session::call(const std::vector<Message>& messages, const std::vector
   return result;
 }
 
-CallResult Session::call(const std::vector<Message>& messages, const ToolSet& all_tools, const CallOptions& asked) {
+CallResult Session::call(const std::vector<Message>& messages, const ToolSet& all_tools, const CallOptions& options) {
   const double compiled_before = compile_clock_ms();
-  Chooser chooser(asked.sampling);
-  // Drawn choices are checked on logits of the call's own context, every value token of it.
-  CallOptions options = asked;
-  if (chooser.samples()) options.weaver.adopt_first = false;
+  Chooser chooser(options.sampling);
   const LoadedModel& model = loaded(*state_->model);
   Context& context = state_->context;
   const Prepared prepared = prepare(*state_, messages, all_tools, options);

@@ -50,7 +50,7 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
   int discarded = 0;          // picks from there on
   for (size_t i = 0; i < branches.size() && !cut; ++i) {
     const Branch& b = branches[i];
-    for (size_t k = first_checked_pick(turn.options.weaver, branches, i); k < b.picks.size(); ++k) {
+    for (size_t k = first_checked_pick(turn, branches, i); k < b.picks.size(); ++k) {
       const size_t decider = deciding_token(w.call, branches, i, k);
       advance_to(decider + 1);
       const float* logits = decider >= w.adopted ? context.logits_after(w.head_end + decider + 1) : b.logits.data();

@@ -49,6 +49,9 @@ struct WeaveTurn {
   // max_tokens counts the answer's tokens that the model chose, as the serial modes count them:
   // not the choices a verification threw away or leaves to the reference to make again.
   int budget() const { return options.max_tokens - (result.generation.sampled_tokens - redecided); }
+  // Whether the write-back adopts the first branch's value unchecked (WeaverOptions::adopt_first):
+  // never while drawing, whose choices are checked on the call's own context, every value token.
+  bool adopts_first() const { return options.weaver.adopt_first && !chooser.samples(); }
   // The decided text that is not yet in the conversation's cache.
   std::string pending() const;
   // The size of the answer's text that the conversation's first `length` tokens hold.

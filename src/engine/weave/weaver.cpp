@@ -130,7 +130,7 @@ class Weaver {
         names.push_back(int(model.tokenize(syntax.key_text(p->name), false).size()));
         values.push_back(expected_value(model, turn_.history, tool.name, *p));
       }
-      const PlanShape shape{options.padding, options.adopt_first, gets_provisional(tool)};
+      const PlanShape shape{options.padding, turn_.adopts_first(), gets_provisional(tool)};
       PlanCost cost = plan_cost(*turn_.curve, int(model.tokenize(pending, false).size()), names, values,
                                 turn_.history.discard_rate(), shape);
       plan = {tool.name, cost.branches(), cost.branches_ms, cost.serial_ms};

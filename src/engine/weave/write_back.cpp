@@ -57,8 +57,8 @@ size_t deciding_token(const Assembled& a, const std::vector<Branch>& branches, s
   return a.value_at[branch] + branches[branch].pick_at[k] - 1;
 }
 
-size_t first_checked_pick(const WeaverOptions& options, const std::vector<Branch>& branches, size_t branch) {
-  return branch == 0 && options.adopt_first ? branches[0].picks.size() - 1 : 0;
+size_t first_checked_pick(const WeaveTurn& turn, const std::vector<Branch>& branches, size_t branch) {
+  return branch == 0 && turn.adopts_first() ? branches[0].picks.size() - 1 : 0;
 }
 
 // The first branch's cells hold exactly what the call holds after the head (its argument comes
@@ -67,7 +67,6 @@ WriteBack write_back(WeaveTurn& turn, const std::vector<Branch>& branches, const
   auto started = Clock::now();
   const LoadedModel& model = turn.model;
   Context& context = turn.context;
-  const WeaverOptions& options = turn.options.weaver;
   std::string text = turn.pending();
   WriteBack w{assemble(turn, branches, text), size_t(context.used()), 0, false, {}};
   std::vector<llama_token>& tokens = w.call.tokens;
@@ -98,7 +97,7 @@ WriteBack write_back(WeaveTurn& turn, const std::vector<Branch>& branches, const
   const size_t computed_at_least = w.checked && first.cached.size() >= tokens.size() ? 0 : 1;
   // Unadopted, the first key's cells are still taken: the skeleton pass put them right after
   // the head's, where a serial decoder's lie; the value's cells came between other branches'.
-  const size_t adoptable = options.adopt_first || w.call.value_at.empty()
+  const size_t adoptable = turn.adopts_first() || w.call.value_at.empty()
                                ? tokens.size()
                                : std::max<size_t>(w.call.value_at[0], 1) - 1;
   while (adopt < adoptable && adopt + computed_at_least < tokens.size() && adopt < first.cached.size() &&
@@ -111,7 +110,7 @@ WriteBack write_back(WeaveTurn& turn, const std::vector<Branch>& branches, const
   std::vector<bool> scored(computed.size(), false);
   if (w.checked) {
     for (size_t i = 0; i < branches.size(); ++i) {
-      for (size_t k = first_checked_pick(options, branches, i); k < branches[i].picks.size(); ++k) {
+      for (size_t k = first_checked_pick(turn, branches, i); k < branches[i].picks.size(); ++k) {
         size_t at = deciding_token(w.call, branches, i, k);
         if (at >= adopt) scored[at - adopt] = true;
       }

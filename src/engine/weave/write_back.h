@@ -49,6 +49,6 @@ size_t deciding_token(const Assembled& a, const std::vector<Branch>& branches, s
 // conversation holds, so where its cells are adopted only its last pick (how its value ends)
 // can differ from the reference's; every pick of the others, and of a first branch computed
 // again (its cells' logits are new).
-size_t first_checked_pick(const WeaverOptions& options, const std::vector<Branch>& branches, size_t branch);
+size_t first_checked_pick(const WeaveTurn& turn, const std::vector<Branch>& branches, size_t branch);
 
 }  // namespace sw
