@@ -22,6 +22,8 @@ Parts:
            writes that function's arguments object), llama-server against schemaweaver's modes;
            valid under jsonschema, correct by BFCL's checker on {name: expected, arguments: the
            object}, the time to the whole object, schemaweaver's passes.
+  stream   for --stream-cases of those cases, the time to the first argument delta of a call and
+           to the first content delta of a reply in text (tool_choice none), both servers.
 
 Times: sent -> first executable call (the first call whose arguments are complete JSON) and
 sent -> response complete; the servers' own timings split prefill from decoding. Results are
@@ -165,10 +167,12 @@ def ask(server, messages, tools, setting, parallel):
     options = dict(setting)
     extra = options.pop("extra_body", {})
     request = dict(model="m", messages=messages, tools=tools, temperature=0, max_tokens=MAX_TOKENS, stream=True,
-                   parallel_tool_calls=parallel, extra_body=extra, **options)
+                   parallel_tool_calls=parallel, extra_body=extra)
+    request.update(options)
     calls, content, finish, timings, error = {}, "", None, {}, None
-    first_call_ms = None
+    first_call_ms = first_content_ms = first_arguments_ms = None
     start = time.perf_counter()
+    since = lambda: (time.perf_counter() - start) * 1000  # noqa: E731
     try:
         for chunk in server.client.chat.completions.create(**request):
             extra_fields = chunk.model_extra or {}
@@ -184,10 +188,12 @@ def ask(server, messages, tools, setting, parallel):
                     c["name"] += tc.function.name
                 if tc.function and tc.function.arguments:
                     c["arguments"] += tc.function.arguments
+                    first_arguments_ms = first_arguments_ms or since()
                 if first_call_ms is None and c["name"] and complete_json(c["arguments"]):
-                    first_call_ms = (time.perf_counter() - start) * 1000
+                    first_call_ms = since()
             if delta.content:
                 content += delta.content
+                first_content_ms = first_content_ms or since()
                 if first_call_ms is None and "response_format" in options and first_call_complete(content):
                     first_call_ms = (time.perf_counter() - start) * 1000
     except (openai.APIError, openai.APIConnectionError) as e:
@@ -199,7 +205,8 @@ def ask(server, messages, tools, setting, parallel):
     # A response that ends in an error returned no calls, whatever it streamed before.
     return {"calls": [] if error else found, "streamed_before_error": found if error else [], "content": content,
             "finish_reason": finish, "error": error, "timings": timings,
-            "first_call_ms": None if error else first_call_ms, "complete_ms": complete_ms}
+            "first_call_ms": None if error else first_call_ms, "complete_ms": complete_ms,
+            "first_content_ms": first_content_ms, "first_arguments_ms": first_arguments_ms}
 
 
 def calls_from_content(content):
@@ -423,6 +430,65 @@ def structured_report(summary):
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------ part: stream
+
+# The same requests to both servers: a call (llama-server streams its argument deltas under
+# auto, the setting in which it writes calls; schemaweaver in its modes, tool_choice required)
+# and a reply in text (tool_choice none, the same messages, 32 tokens).
+STREAM_SETTINGS = {
+    "llama-server": [("call, auto", {"tool_choice": "auto"}), ("text", {"tool_choice": "none", "max_tokens": 32})],
+    "schemaweaver": [("call, " + mode, {"tool_choice": "required", "extra_body": {"x_decoding_mode": mode}})
+                     for mode in ("schemaweaver", "jump-forward")] +
+                    [("text", {"tool_choice": "none", "max_tokens": 32})]}
+
+
+def part_stream(args, model, out):
+    """Both servers side by side on --stream-cases single-call cases; each request twice, the
+    first to bring the prompt into the server's cache, the second measured: the time to the
+    first content delta of a text reply, to the first argument delta of a call, and to the
+    first call whose arguments are whole."""
+    cases = structured_cases(args, out)[:args.stream_cases]
+    lines_path = out / "stream.jsonl"
+    done = {l["id"] for l in read_lines(lines_path)}
+    todo = [c for c in cases if c["id"] not in done]
+    if todo:
+        servers = [start_server("llama-server", model, args, out / "llama-server.log"),
+                   start_server("schemaweaver", model, args, out / "schemaweaver.log")]
+        side_by_side(servers, todo, lines_path, stream_lines, "stream ")
+    summary = []
+    lines = read_lines(lines_path)
+    for server, settings in STREAM_SETTINGS.items():
+        for setting, _ in settings:
+            group = [l for l in lines if l["server"] == server and l["setting"] == setting]
+            key = "first_content_ms" if setting == "text" else "first_arguments_ms"
+            firsts = [l[key] for l in group if l[key]]
+            whole = [l["first_call_ms"] for l in group if l["first_call_ms"]]
+            summary.append({"server": server, "setting": setting, "cases": len(group), "streamed": len(firsts),
+                            "first_delta_geomean_ms": geomean(firsts) if firsts else None,
+                            "first_whole_call_geomean_ms": geomean(whole) if whole else None,
+                            "complete_geomean_ms": geomean([l["complete_ms"] for l in group])})
+    (out / "stream-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def stream_lines(server, case):
+    for setting, options in STREAM_SETTINGS[server.name]:
+        ask(server, case["messages"], case["tools"], options, False)
+        result = ask(server, case["messages"], case["tools"], options, False)
+        result.update(id=case["id"], category=case["category"], server=server.name, setting=setting)
+        yield result
+
+
+def stream_report(summary):
+    ms = lambda v: f"{v:.0f}" if v else "-"  # noqa: E731
+    rows = [[s["server"], s["setting"], f"{s['streamed']}/{s['cases']}", ms(s["first_delta_geomean_ms"]),
+             ms(s["first_whole_call_geomean_ms"]), ms(s["complete_geomean_ms"])] for s in summary]
+    return ("\nStreaming (warm prompt; a call's first delta is its first argument piece, a text reply's its "
+            "first content):\n\n" +
+            table(["server", "setting", "streamed", "sent -> first delta, geomean (ms)",
+                   "sent -> first whole call, geomean (ms)", "sent -> complete, geomean (ms)"], rows) + "\n")
+
+
 # ------------------------------------------------------------------ part: restart
 
 def part_restart(args, model, out):
@@ -571,7 +637,7 @@ def run_agent_task(server, mcp, tools, task, setting, rounds=3):
 
 # ------------------------------------------------------------------ report
 
-def report(args, model, out, summary, restart, agent, structured=None):
+def report(args, model, out, summary, restart, agent, structured=None, stream=None):
     lines = [f"# Against llama-server: {model.stem}\n",
              f"{machine()['cpu']}, {args.threads} threads, context {args.ctx}, one slot each, greedy, "
              f"max_tokens {MAX_TOKENS}; BFCL v4 sample of {args.sample} (seed 1). "
@@ -603,6 +669,8 @@ def report(args, model, out, summary, restart, agent, structured=None):
                              f"{agent[s]['task_geomean_ms']:.0f}"] for s in ("llama-server", "schemaweaver")]))
     if structured:
         lines.append(structured_report(structured))
+    if stream:
+        lines.append(stream_report(stream))
     if summary:
         lines.append(f"\n![where the time goes]({time_figure(summary, out, model.stem).name})\n")
     (out / "peers.md").write_text("\n".join(lines))
@@ -652,7 +720,8 @@ def main():
     parser.add_argument("--settings", choices=("all", "best"), default="all",
                         help="every setting, or each server's best one only (BEST_SETTINGS)")
     parser.add_argument("--structured-cases", type=int, default=50)
-    parser.add_argument("--parts", default="bfcl,restart,agent", help="of bfcl, restart, agent, structured")
+    parser.add_argument("--stream-cases", type=int, default=20)
+    parser.add_argument("--parts", default="bfcl,restart,agent", help="of bfcl, restart, agent, structured, stream")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     out = args.out / args.model.stem
@@ -662,7 +731,8 @@ def main():
     restart = part_restart(args, args.model, out) if "restart" in parts else None
     agent = part_agent(args, args.model, out) if "agent" in parts else None
     structured = part_structured(args, args.model, out) if "structured" in parts else None
-    report(args, args.model, out, summary, restart, agent, structured)
+    stream = part_stream(args, args.model, out) if "stream" in parts else None
+    report(args, args.model, out, summary, restart, agent, structured, stream)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "engine/constraint/matcher.h"
+#include "engine/decode/call_deltas.h"
 #include "engine/decode/decoder.h"
 #include "engine/decode/drafter.h"
 #include "engine/decode/opening.h"

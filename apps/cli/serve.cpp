@@ -514,9 +514,8 @@ struct ServeCommand {
                     "application/json");
   }
 
-  // A streamed response: the role, a reply's text as it is decided, each call as it becomes
-  // executable, then the end - or an
-  // error event in place of the end. While the call runs, an SSE comment every quarter second
+  // A streamed response: the role, a reply's text (or an answer in a response schema) and each
+  // call as they are decided, then the end - or an error event in place of the end. While the call runs, an SSE comment every quarter second
   // tells whether the client is still there. Returns false if it is not.
   static bool stream(openai::ChatRequest request, const sw::ToolSet& tool_set, SlotPool::Lease& lease,
                      const std::string& id, long created, Clock::time_point deadline, const std::string& model_id,
@@ -529,14 +528,17 @@ struct ServeCommand {
       return !sink.is_writable() || !write(": \n\n");
     };
     write(sse(openai::role_chunk(id, model_id, created)));
-    // An answer in a response schema is content, sent whole at its end.
-    if (!request.response_schema)
-      request.options.on_call = [&](const sw::CallEvent& e) { write(sse(openai::call_chunk(id, model_id, created, e))); };
+    // Calls as they are decided; an answer in a response schema is content instead.
+    openai::CallChunks calls(id, model_id, created);
+    auto write_chunk = [&](const sw::Json& chunk) { return chunk.is_null() || write(sse(chunk)); };
+    if (!request.response_schema) {
+      request.options.on_call = [&](const sw::CallEvent& e) { write_chunk(calls.event(e)); };
+      request.options.on_call_delta = [&](const sw::CallDelta& d) { write_chunk(calls.delta(d)); };
+    }
     request.options.on_reasoning = [&](const std::string& reasoning) {
       write(sse(openai::reasoning_chunk(id, model_id, created, reasoning)));
     };
-    // A reply in text streams as it is decided; what was not told so (an answer in a schema) is
-    // sent whole at the end.
+    // Text streams as it is decided; what was not told so (a cut-off character) is sent at the end.
     size_t told = 0;
     request.options.on_text = [&](const std::string& piece) {
       write(sse(openai::text_chunk(id, model_id, created, piece)));

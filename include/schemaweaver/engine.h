@@ -177,6 +177,15 @@ struct CallEvent {
   bool replaces_provisional = false;
 };
 
+// A call as its text is decided (CallOptions::on_call_delta): its first delta names its tool,
+// the others carry pieces of its arguments that, joined, are dump_json of the final call's
+// arguments - each piece told once the decided text fixes it.
+struct CallDelta {
+  int index = 0;          // position of the call in the turn, as CallEvent::index
+  std::string name;       // the first delta's only
+  std::string arguments;  // the piece added
+};
+
 // Whether the answer must be a call (OpenAI's tool_choice).
 enum class ToolChoice {
   Required,  // a call, in the decoding mode
@@ -223,7 +232,9 @@ struct CallOptions {
   // A reply in text (ToolChoice None, or Auto's choice of text): its text as it is decided, in
   // pieces of whole UTF-8 characters (what a cut-off answer ends with excepted) that joined are
   // CallResult::text. Under Auto the first piece comes once the opening is known to be text;
-  // with stop strings, the bytes that may begin one wait until they do not.
+  // with stop strings, the bytes that may begin one wait until they do not. An answer in a
+  // schema (compile_schema) is told so too: its JSON text, as its values are decided (in
+  // SchemaWeaver, as they are verified).
   std::function<void(const std::string& piece)> on_text;
   // Called once the thinking block is closed, with what the model reasoned (CallResult::reasoning).
   std::function<void(const std::string& reasoning)> on_reasoning;
@@ -234,6 +245,13 @@ struct CallOptions {
   // A reply in text ends before the first of these it writes (OpenAI's stop; the text returned
   // and told to on_text stops there). Never inside a call. Throws Error for an empty one.
   std::vector<std::string> stop;
+  // Each call as it is decided (CallDelta): token by token in the serial modes, in SchemaWeaver
+  // as its arguments are verified (a repaired value then token by token). A call's final event
+  // may come before its last delta: SchemaWeaver knows a verified call before the reference has
+  // written its last token. Not in free mode (whose calls stand only once the whole answer
+  // parsed) nor for formats whose arguments are not one JSON object (tagged, keywords): their
+  // calls come whole, by on_call.
+  std::function<void(const CallDelta&)> on_call_delta;
 };
 
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,

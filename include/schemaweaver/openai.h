@@ -85,13 +85,43 @@ std::string call_id(const std::string& completion_id, size_t index);
 Json completion(const std::string& id, const std::string& model, long created, const CallResult& result);
 
 // Stream chunks ("chat.completion.chunk"): the first carries the role, the reasoning (thinking
-// on) then arrives as one reasoning_content delta, a reply in text as content deltas as it is
-// decided (an answer in a response schema as one, whole), each call as one tool_calls delta, the
+// on) then arrives as one reasoning_content delta, a reply in text (or an answer in a response
+// schema) as content deltas as it is decided, each call as tool_calls deltas (CallChunks), the
 // last carries finish_reason and usage.
 Json role_chunk(const std::string& id, const std::string& model, long created);
+// A call event as one chunk: a provisional call in the field x_provisional_call, a final one
+// whole, as one tool_calls delta.
 Json call_chunk(const std::string& id, const std::string& model, long created, const CallEvent& event);
 Json text_chunk(const std::string& id, const std::string& model, long created, const std::string& text);
 Json reasoning_chunk(const std::string& id, const std::string& model, long created, const std::string& reasoning);
 Json final_chunk(const std::string& id, const std::string& model, long created, const CallResult& result);
+
+// The tool_calls deltas of one streamed response, in OpenAI's shape, which a client's stream
+// accumulator joins into the whole response's calls: a call's first delta carries its index, id,
+// type and name, the next ones pieces of its arguments as the engine decides them (CallDelta);
+// its final event adds what no delta told (everything, where none came: free mode, tagged
+// arguments). A provisional call is a chunk of its own (call_chunk).
+class CallChunks {
+ public:
+  CallChunks(std::string id, std::string model, long created)
+      : id_(std::move(id)), model_(std::move(model)), created_(created) {}
+  // The chunk of a delta; null for a delta of a call whose final event came first.
+  Json delta(const CallDelta& delta);
+  // The chunk of an event; null for a final event with nothing left to tell. Throws Error if
+  // the told arguments are not the beginning of the final call's (the stream cannot take back).
+  Json event(const CallEvent& event);
+
+ private:
+  struct Told {
+    bool started = false, finished = false;
+    std::string arguments;
+  };
+  Told& told(int index);
+  Json tool_calls(Json call) const;
+
+  std::string id_, model_;
+  long created_;
+  std::vector<Told> calls_;
+};
 
 }  // namespace sw::openai

@@ -433,6 +433,42 @@ Json call_chunk(const std::string& id, const std::string& model, long created, c
   return out;
 }
 
+CallChunks::Told& CallChunks::told(int index) {
+  if (size_t(index) >= calls_.size()) calls_.resize(size_t(index) + 1);
+  return calls_[size_t(index)];
+}
+
+Json CallChunks::tool_calls(Json call) const { return chunk(id_, model_, created_, {{"tool_calls", Json::array({call})}}); }
+
+Json CallChunks::delta(const CallDelta& delta) {
+  Told& told = this->told(delta.index);
+  if (told.finished) return nullptr;
+  Json call = {{"index", delta.index}};
+  if (!told.started) {
+    call["id"] = call_id(id_, size_t(delta.index));
+    call["type"] = "function";
+    call["function"]["name"] = delta.name;
+    told.started = true;
+  }
+  call["function"]["arguments"] = delta.arguments;
+  told.arguments += delta.arguments;
+  return tool_calls(std::move(call));
+}
+
+Json CallChunks::event(const CallEvent& event) {
+  if (event.kind == CallEvent::Kind::Provisional) return call_chunk(id_, model_, created_, event);
+  Told& told = this->told(event.index);
+  told.finished = true;
+  if (!told.started) return call_chunk(id_, model_, created_, event);
+  const std::string arguments = dump_json(event.call.arguments);
+  if (arguments.compare(0, told.arguments.size(), told.arguments) != 0)
+    throw Error("the streamed arguments of call " + std::to_string(event.index) + " part from the call's");
+  if (arguments.size() == told.arguments.size() && !event.replaces_provisional) return nullptr;
+  Json out = tool_calls({{"index", event.index}, {"function", {{"arguments", arguments.substr(told.arguments.size())}}}});
+  if (event.replaces_provisional) out["x_replaces_provisional"] = true;
+  return out;
+}
+
 Json text_chunk(const std::string& id, const std::string& model, long created, const std::string& text) {
   return chunk(id, model, created, {{"content", text}});
 }

@@ -15,12 +15,12 @@ import threading
 import time
 
 import openai
+from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from server_checks import arguments, check
 from serve_harness import http, metric, running_server  # noqa: E402 (server_checks makes it importable)
 
 WEATHER = "What is the weather like in Paris?"
-
 
 
 def test_tool_call(client, tools):
@@ -34,33 +34,36 @@ def test_tool_call(client, tools):
     arguments = json.loads(call.function.arguments)
     check(isinstance(arguments.get("city"), str) and arguments["city"], f"a city argument: {arguments}")
     check(r.usage.prompt_tokens > 0 and r.usage.completion_tokens > 0, f"usage counted: {r.usage}")
-    return call
 
 
-def test_streamed_tool_call(client, tools, whole_call, mode="schemaweaver"):
-    """Every mode streams its calls (the grammar-constrained serial modes as each call's JSON
-    closes), the same call as a whole response's. (Free decoding announces them once the answer
-    parsed; SmolLM2 writes no valid call free.)"""
-    if mode != "schemaweaver":
-        whole_call = client.chat.completions.create(
-            model="any", messages=[{"role": "user", "content": WEATHER}], tools=tools, tool_choice="required",
-            max_tokens=64, extra_body={"x_decoding_mode": mode}).choices[0].message.tool_calls[0]
-    stream = client.chat.completions.create(model="any", messages=[{"role": "user", "content": WEATHER}],
-                                            tools=tools, tool_choice="required", max_tokens=64, stream=True,
-                                            extra_body={"x_decoding_mode": mode})
-    name, arguments, finish, roles = "", "", None, []
-    for chunk in stream:
+def test_streamed_tool_call(client, tools, mode):
+    """Every mode streams its calls in OpenAI's deltas - the id and name first, then pieces of
+    the arguments as they are decided (the serial modes token by token, schemaweaver as its
+    branches are verified, free decoding whole once the answer parsed) - which the client's own
+    stream accumulator joins into exactly the whole response's calls."""
+    request = dict(model="any", messages=[{"role": "user", "content": WEATHER}], tools=tools,
+                   tool_choice="required", max_tokens=64, extra_body={"x_decoding_mode": mode})
+    whole = client.chat.completions.create(**request).choices[0].message.tool_calls
+    state = ChatCompletionStreamState()
+    roles, heads, pieces = [], [], 0
+    for chunk in client.chat.completions.create(**request, stream=True):
+        state.handle_chunk(chunk)
         delta = chunk.choices[0].delta
-        if delta.role:
-            roles.append(delta.role)
+        roles += [delta.role] if delta.role else []
         for call in delta.tool_calls or []:
-            name += call.function.name or ""
-            arguments += call.function.arguments or ""
-        finish = chunk.choices[0].finish_reason or finish
-    check(roles == ["assistant"], f"one role delta: {roles}")
-    check(finish == "tool_calls", f"stream ends with finish_reason tool_calls: {finish}")
-    check(name == whole_call.function.name and json.loads(arguments) == json.loads(whole_call.function.arguments),
-          f"{mode}: streamed call equals the whole one: {name} {arguments}")
+            if call.id:
+                heads.append((call.index, call.function.name))
+            pieces += bool(call.function.arguments)
+    streamed = state.get_final_completion().choices[0]
+    check(roles == ["assistant"], f"one role delta ({mode}): {roles}")
+    check(streamed.finish_reason == "tool_calls", f"the stream ends with finish_reason tool_calls ({mode}): {streamed}")
+    calls = streamed.message.tool_calls
+    check([(c.function.name, c.function.arguments) for c in calls] == [(c.function.name, c.function.arguments) for c in whole],
+          f"the accumulated calls are the whole response's ({mode}): {calls} {whole}")
+    check(heads == [(i, c.function.name) for i, c in enumerate(whole)] and all(c.id.startswith("call_") for c in calls),
+          f"each call's id and name once, in its first delta ({mode}): {heads}")
+    if mode in ("jump-forward", "constrained", "speculative"):
+        check(pieces > 2, f"the arguments in pieces as they are decided ({mode}): {pieces}")
 
 
 def test_text_reply(client, tools):
@@ -200,9 +203,9 @@ def main():
                         quiet=False) as (server, base, port):
         client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=120)
         check(client.models.list().data[0].id != "", "model list")
-        whole = test_tool_call(client, tools)
-        for mode in ("schemaweaver", "jump-forward", "constrained", "speculative"):
-            test_streamed_tool_call(client, tools, whole, mode)
+        test_tool_call(client, tools)
+        for mode in ("schemaweaver", "jump-forward", "constrained", "speculative", "schemaweaver/branches"):
+            test_streamed_tool_call(client, tools, mode)
         test_text_reply(client, tools)
         test_streamed_text_reply(client, tools)
         test_errors(client, base, tools, max_body)

@@ -4,7 +4,7 @@ The client's own `chat.completions.parse(response_format=PydanticModel)` sends t
 strict JSON Schema (nested objects as $defs and $ref) and parses the answer back into the
 model; the answer is checked again by the `jsonschema` package. Every mode but free answers;
 schemaweaver's object equals jump-forward's (its fields are decoded in parallel branches and
-verified against the serial reference); a streamed answer rebuilds the whole one; an answer cut
+verified against the serial reference); a streamed answer comes in pieces and rebuilds the whole one; an answer cut
 by max_tokens ends with finish_reason "length"; what cannot be honoured is refused with a 400
 naming the field; a drawn answer (temperature, seed) is reproducible and valid.
 
@@ -79,19 +79,26 @@ def parsed_in_every_mode(client):
 
 
 def streamed(client, whole):
-    """Jump-forward's object streamed (a mode without a plan: SchemaWeaver's plan follows the pass
-    costs the server learns, so two of its answers may part at a near-tie)."""
+    """An object streams in content deltas as its values are decided: jump-forward's rebuilds
+    its whole answer exactly; schemaweaver's, told as its branches are verified, is a valid
+    object too (compared with the whole answer of a mode without a plan only: SchemaWeaver's plan
+    follows the pass costs the server learns, so two of its answers may part at a near-tie)."""
     body = {"type": "json_schema", "json_schema": {"name": "Person", "schema": to_strict_json_schema(Person),
                                                      "strict": True}}
-    stream = client.chat.completions.create(model="any", messages=REQUEST, response_format=body, max_tokens=160,
-                                            stream=True, extra_body={"x_decoding_mode": "jump-forward"})
-    content, finish, calls = "", None, 0
-    for chunk in stream:
-        delta = chunk.choices[0].delta
-        content += delta.content or ""
-        calls += len(delta.tool_calls or [])
-        finish = chunk.choices[0].finish_reason or finish
-    check(content == whole and calls == 0 and finish == "stop", f"the streamed object is the whole one: {content}")
+    for mode in ("jump-forward", "schemaweaver"):
+        stream = client.chat.completions.create(model="any", messages=REQUEST, response_format=body, max_tokens=160,
+                                                stream=True, extra_body={"x_decoding_mode": mode})
+        content, finish, calls, pieces = "", None, 0, 0
+        for chunk in stream:
+            delta = chunk.choices[0].delta
+            content += delta.content or ""
+            pieces += bool(delta.content)
+            calls += len(delta.tool_calls or [])
+            finish = chunk.choices[0].finish_reason or finish
+        check(pieces > 3 and calls == 0 and finish == "stop", f"the object streams in pieces ({mode}): {pieces}")
+        jsonschema.validate(json.loads(content), to_strict_json_schema(Person))
+        if mode == "jump-forward":
+            check(content == whole, f"the streamed object is the whole one: {content}")
 
 
 def cut_short(client):

@@ -48,7 +48,7 @@ llama_token Chooser::choose(const float* logits, int n_vocab, const std::functio
   if (carried_) {
     const llama_token token = *carried_;
     carried_.reset();
-    return token;
+    if (allowed(token)) return token;  // else the carry was not this decision's: draw anew
   }
   return draw(logits, n_vocab, allowed, may_be_allowed, logits[greedy]);
 }

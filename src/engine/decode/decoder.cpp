@@ -204,6 +204,7 @@ bool CallTracker::within_string(char c) {
 void CallTracker::feed(const std::string& text) {
   size_t skipped = std::min(skip_, text.size());
   skip_ -= skipped;
+  if (on_text_ && skipped < text.size()) on_text_(text.substr(skipped));
   for (char c : text.substr(skipped)) {
     if (!close_marker_.empty()) {
       if (marker_outside_strings_ && within_string(c)) {

@@ -84,7 +84,8 @@ double ms_between(Clock::time_point from, Clock::time_point to);
 // closes - or, for a format whose calls are not JSON objects, when its `close_marker` appears
 // (CallFormat::call_close_marker; outside JSON strings where `marker_outside_strings`, as for
 // python-like calls, whose values are JSON): from then on that call can be executed. `on_close`,
-// if set, gets each closed object's text and the time.
+// if set, gets each closed object's text and the time; `on_text` every byte of the answer's
+// decided text once, in order, before the closes it holds.
 class CallTracker {
  public:
   using OnClose = std::function<void(const std::string& object, double at_ms)>;
@@ -93,6 +94,7 @@ class CallTracker {
   void feed(const std::string& text);
   void skip(size_t bytes) { skip_ += bytes; }  // the next bytes fed were seen already
   void on_close(OnClose callback) { on_close_ = std::move(callback); }
+  void on_text(std::function<void(const std::string&)> callback) { on_text_ = std::move(callback); }
   const std::vector<double>& closed_ms() const { return closed_ms_; }
   Clock::time_point origin() const { return origin_; }
 
@@ -109,6 +111,7 @@ class CallTracker {
   bool in_string_ = false, escaped_ = false;
   std::string object_;  // the text of the object open now
   OnClose on_close_;
+  std::function<void(const std::string&)> on_text_;
   std::vector<double> closed_ms_;
 };
 

@@ -1,5 +1,7 @@
 #include "engine/session/answer.h"
 
+#include <algorithm>
+
 #include "engine/decode/opening.h"
 #include "engine/weave/weaver.h"
 #include "util/utf8.h"
@@ -89,7 +91,25 @@ Answer::Answer(Context& context, const LoadedModel& model, const CompiledToolSet
       chooser_(chooser), prefilled_(prefilled), result_(result), stats_(result.stats),
       tracker_(prefilled, tools.format().call_close_marker(),
                tools.format().arguments.keywords && tools.format().arguments.notation.json()),
-      serial_events_(options, result.stats.events) {}
+      serial_events_(options, result.stats.events) {
+  tell_decided_text();
+}
+
+void Answer::tell_decided_text() {
+  const CallFormat& format = tools_.format();
+  if (options_.mode == DecodeMode::Free) return;  // its calls stand only once the answer parsed
+  if (!format.named && options_.on_text) {
+    tracker_.on_text([this](const std::string& more) {
+      decided_ += more;
+      const size_t whole = whole_utf8_prefix(decided_);
+      if (whole > told_) options_.on_text(decided_.substr(told_, whole - told_));
+      told_ = std::max(told_, whole);
+    });
+  } else if (options_.on_call_delta && CallDeltas::streams(format)) {
+    deltas_.emplace(format, options_.on_call_delta);
+    tracker_.on_text([this](const std::string& more) { deltas_->feed(more); });
+  }
+}
 
 void Answer::decode() {
   std::optional<Decision> opening;

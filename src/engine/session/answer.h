@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/decode/call_deltas.h"
 #include "engine/decode/call_events.h"
 #include "engine/decode/decoder.h"
 #include "engine/weave/plan.h"
@@ -32,6 +33,9 @@ class Answer {
 
  private:
   double since_prefill() const { return ms_between(prefilled_, Clock::now()); }
+  // Tells the decided text of calls as it comes: each call's deltas (CallOptions::on_call_delta),
+  // or an answer in a schema's text, its content (CallOptions::on_text).
+  void tell_decided_text();
   // Under auto the answer begins freely: a reply in text goes on as it began; at the beginning
   // of a call the text is thrown away and the call decoded in the mode, from the prompt's
   // logits. Returns the decision between the two where it is a call.
@@ -60,6 +64,9 @@ class Answer {
   CallStats& stats_;
   CallTracker tracker_;
   SerialCallEvents serial_events_;
+  std::optional<CallDeltas> deltas_;
+  std::string decided_;  // an answer in a schema's text, as told to on_text
+  size_t told_ = 0;      // of decided_, in whole UTF-8 characters
   GenerationResult generated_;
   std::vector<ToolCall> woven_calls_;
   std::string failure_;  // why the weaver's turn stopped early

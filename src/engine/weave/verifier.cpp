@@ -48,6 +48,7 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
   };
   std::optional<size_t> cut;  // the first token that the reference chooses differently
   int discarded = 0;          // picks from there on
+  llama_token last_choice = -1;
   for (size_t i = 0; i < branches.size() && !cut; ++i) {
     const Branch& b = branches[i];
     for (size_t k = first_checked_pick(turn, branches, i); k < b.picks.size(); ++k) {
@@ -56,6 +57,7 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
       const float* logits = decider >= w.adopted ? context.logits_after(w.head_end + decider + 1) : b.logits.data();
       stats.checked_tokens += 1;
       const llama_token choice = pick_constrained(model, m, logits, nullptr, turn.chooser);
+      last_choice = choice;
       if (!same_choice(model, b, k, choice)) {
         turn.chooser.carry(choice);  // the serial reference writes on from this draw
         cut = decider + 1;
@@ -67,8 +69,10 @@ Verdict verify(WeaveTurn& turn, const std::vector<Branch>& branches, const Write
     }
   }
   if (!cut) advance_to(tokens.size());
-  // The reference goes on from the cut, or makes the last value's last choice again.
+  // The reference goes on from the cut, or makes the last value's last choice again - the very
+  // draw that agreed with it, where the choices are drawn.
   turn.redecided += cut ? discarded : 1;
+  if (!cut && last_choice >= 0) turn.chooser.carry(last_choice);
   Verdict v{m, bool(cut), {}};
   if (cut) {
     stats.repaired_calls += 1;

@@ -174,16 +174,18 @@ class Weaver {
       verdict = verify(turn_, branches, written, tool, next);
       turn_.history.record_verification(turn_.stats.verification.checked_tokens - before.checked_tokens,
                                         turn_.stats.verification.discarded_tokens - before.discarded_tokens);
+      // The verified text is decided: its arguments are told before the call's final event.
+      turn_.tracker.feed(turn_.text.substr(untracked));
       if (!verdict->repaired && !later) {
         // A provisional call that stands was executable when it was emitted.
         emit(CallEvent::Kind::Final, index, *call, emitted.provisional ? turn_.stats.events.back().at_ms : now_ms());
         emitted.final_call = true;
         record_values(tool, *call);
       }
-    } else if (options.verify) {
-      turn_.stats.verification.unverified_calls += 1;
+    } else {
+      if (options.verify) turn_.stats.verification.unverified_calls += 1;
+      turn_.tracker.feed(turn_.text.substr(untracked));
     }
-    turn_.tracker.feed(turn_.text.substr(untracked));
     if (!verdict) {
       std::string rest = turn_.pending();
       return turn_.serial("optional", turn_.tools.tail(tool, rest, turn_.optional_arguments(), Members::Written, next),
