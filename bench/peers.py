@@ -432,14 +432,22 @@ def structured_report(summary):
 
 # ------------------------------------------------------------------ part: stream
 
-# The same requests to both servers: a call (llama-server streams its argument deltas under
-# auto, the setting in which it writes calls; schemaweaver in its modes, tool_choice required)
-# and a reply in text (tool_choice none, the same messages, 32 tokens).
-STREAM_SETTINGS = {
-    "llama-server": [("call, auto", {"tool_choice": "auto"}), ("text", {"tool_choice": "none", "max_tokens": 32})],
-    "schemaweaver": [("call, " + mode, {"tool_choice": "required", "extra_body": {"x_decoding_mode": mode}})
-                     for mode in ("schemaweaver", "jump-forward")] +
-                    [("text", {"tool_choice": "none", "max_tokens": 32})]}
+def stream_settings(server_name, case):
+    """The same requests to both servers: a call - llama-server under auto (where it streams
+    argument deltas of the calls it parses) and by its json_schema route (the call as content,
+    its most accurate setting), schemaweaver in its modes under tool_choice required - and a
+    reply in text (tool_choice none, the same messages, 32 tokens)."""
+    text = ("text", {"tool_choice": "none", "max_tokens": 32})
+    if server_name == "llama-server":
+        return [("call, auto", {"tool_choice": "auto"}), ("call, json_schema", llama_settings(case)[2][1]), text]
+    return [("call, " + mode, {"tool_choice": "required", "extra_body": {"x_decoding_mode": mode}})
+            for mode in ("schemaweaver", "jump-forward")] + [text]
+
+
+def first_delta_key(setting):
+    """A reply's first delta is content, and so is a call by a response_format; else the call's
+    first argument piece."""
+    return "first_content_ms" if setting in ("text", "call, json_schema") else "first_arguments_ms"
 
 
 def part_stream(args, model, out):
@@ -457,11 +465,10 @@ def part_stream(args, model, out):
         side_by_side(servers, todo, lines_path, stream_lines, "stream ")
     summary = []
     lines = read_lines(lines_path)
-    for server, settings in STREAM_SETTINGS.items():
-        for setting, _ in settings:
+    for server in ("llama-server", "schemaweaver"):
+        for setting, _ in stream_settings(server, cases[0]):
             group = [l for l in lines if l["server"] == server and l["setting"] == setting]
-            key = "first_content_ms" if setting == "text" else "first_arguments_ms"
-            firsts = [l[key] for l in group if l[key]]
+            firsts = [l[first_delta_key(setting)] for l in group if l[first_delta_key(setting)]]
             whole = [l["first_call_ms"] for l in group if l["first_call_ms"]]
             summary.append({"server": server, "setting": setting, "cases": len(group), "streamed": len(firsts),
                             "first_delta_geomean_ms": geomean(firsts) if firsts else None,
@@ -472,7 +479,7 @@ def part_stream(args, model, out):
 
 
 def stream_lines(server, case):
-    for setting, options in STREAM_SETTINGS[server.name]:
+    for setting, options in stream_settings(server.name, case):
         ask(server, case["messages"], case["tools"], options, False)
         result = ask(server, case["messages"], case["tools"], options, False)
         result.update(id=case["id"], category=case["category"], server=server.name, setting=setting)
@@ -483,8 +490,8 @@ def stream_report(summary):
     ms = lambda v: f"{v:.0f}" if v else "-"  # noqa: E731
     rows = [[s["server"], s["setting"], f"{s['streamed']}/{s['cases']}", ms(s["first_delta_geomean_ms"]),
              ms(s["first_whole_call_geomean_ms"]), ms(s["complete_geomean_ms"])] for s in summary]
-    return ("\nStreaming (warm prompt; a call's first delta is its first argument piece, a text reply's its "
-            "first content):\n\n" +
+    return ("\nStreaming (warm prompt; a call's first delta is its first argument piece - by a response_format, "
+            "its first content -, a text reply's its first content):\n\n" +
             table(["server", "setting", "streamed", "sent -> first delta, geomean (ms)",
                    "sent -> first whole call, geomean (ms)", "sent -> complete, geomean (ms)"], rows) + "\n")
 

@@ -35,6 +35,7 @@ struct CallCommand {
   TemplateOptions template_options;
   SamplingOptions sampling;
   std::vector<std::string> stop;
+  int logprobs = -1;
   bool json = false;
   bool print_prompt = false;
 
@@ -64,6 +65,7 @@ struct CallCommand {
     template_options.apply(options);
     sampling.apply(options);
     options.stop = stop;
+    options.logprobs = logprobs;
     options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
                           : tool_choice == "none" ? sw::ToolChoice::None
                                                   : sw::ToolChoice::Required;
@@ -165,7 +167,16 @@ struct CallCommand {
                     {"since_start", {{"first_token_ms", since.first_token_ms}, {"executable_ms", since.executable_ms}}},
                     {"prompt_state_restored_tokens", restored},
                     {"stats", s.to_json()}, {"events", events_json(s.events)}};
-    std::cout << out.dump() << "\n";
+    if (logprobs >= 0) {
+      sw::Json weighed = sw::Json::array();
+      for (const sw::TokenLogprob& t : r.logprobs) {
+        sw::Json top = sw::Json::array();
+        for (const auto& [token, logprob] : t.top) top.push_back({token, logprob});
+        weighed.push_back({{"token", t.token}, {"logprob", t.logprob}, {"top", top}});
+      }
+      out["logprobs"] = weighed;
+    }
+    std::cout << out.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n";
   }
 };
 
@@ -207,6 +218,10 @@ void add_call_command(CLI::App& app) {
       ->capture_default_str();
   c->sampling.add_to(*cmd);
   cmd->add_option("--stop", c->stop, "a reply in text ends before this text (repeatable)");
+  cmd->add_option("--logprobs", c->logprobs,
+                  "with --json: a reply in text's tokens with their log probabilities and this many likeliest "
+                  "alternatives (0-20)")
+      ->check(CLI::Range(0, 20));
   cmd->add_flag("--json", c->json, "print the result and stats as one JSON line");
   cmd->add_flag("--print-prompt", c->print_prompt, "print the rendered prompt on stderr first");
   cmd->callback([c, prompt, messages, tools, schema] {

@@ -252,6 +252,10 @@ struct CallOptions {
   // parsed) nor for formats whose arguments are not one JSON object (tagged, keywords): their
   // calls come whole, by on_call.
   std::function<void(const CallDelta&)> on_call_delta;
+  // A reply in text's tokens with their log probabilities and this many of the most likely
+  // tokens at each (0 to 20; CallResult::logprobs); -1: none. A reply's tokens are all the
+  // model's choices; a call's are not asked for (its forced text has no choice to weigh).
+  int logprobs = -1;
 };
 
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,
@@ -344,6 +348,15 @@ struct CallStats {
   Json to_json() const;
 };
 
+// A token the model chose and how likely it was: its log probability under the model's
+// distribution at that place (all tokens, at temperature 1, before any constraint or sampling
+// setting), and the most likely tokens there (CallOptions::logprobs of them).
+struct TokenLogprob {
+  std::string token;  // its bytes (a piece of a character where a token splits one)
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;  // most likely first
+};
+
 struct CallResult {
   std::vector<ToolCall> calls;  // the calls parsed from the text (empty if none could be)
   std::string text;             // the generated text (after the thinking block, if any)
@@ -353,6 +366,8 @@ struct CallResult {
                       // parsed call that does not fit the tools' schemas
   bool text_reply = false;             // the model replied in text (ToolChoice Auto or None)
   bool stopped_at_max_tokens = false;  // the answer was cut off at max_tokens
+  // A reply in text's tokens, each with its log probability (CallOptions::logprobs >= 0).
+  std::vector<TokenLogprob> logprobs;
   CallStats stats;
 };
 

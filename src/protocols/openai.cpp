@@ -259,12 +259,22 @@ void refuse_what_cannot_be_honoured(const Json& body) {
   }
   if (given("repeat_penalty") && body["repeat_penalty"] != 1)
     throw RequestError("repeat_penalty is not supported (only 1)", "repeat_penalty", "unsupported_parameter");
-  if (given("logprobs") && body["logprobs"] != false)
-    throw RequestError("logprobs are not supported", "logprobs", "unsupported_parameter");
-  if (given("top_logprobs"))
-    throw RequestError("logprobs are not supported", "top_logprobs", "unsupported_parameter");
   if (given("logit_bias") && !(body["logit_bias"].is_object() && body["logit_bias"].empty()))
     throw RequestError("logit_bias is not supported", "logit_bias", "unsupported_parameter");
+}
+
+// OpenAI's logprobs (true or false) and top_logprobs (0 to 20, with logprobs only), as
+// CallOptions::logprobs: -1 where none are asked for.
+int parse_logprobs(const Json& body) {
+  const bool asked = body.contains("logprobs") && !body["logprobs"].is_null();
+  if (asked && !body["logprobs"].is_boolean()) throw RequestError("'logprobs' must be true or false", "logprobs");
+  const int top = int(optional_number(body, "top_logprobs", 0, 0, 20));
+  if (body.contains("top_logprobs") && body["top_logprobs"].is_number() && !body["top_logprobs"].is_number_integer())
+    throw RequestError("'top_logprobs' must be an integer", "top_logprobs");
+  const bool on = asked && body["logprobs"].get<bool>();
+  if (!on && body.contains("top_logprobs") && !body["top_logprobs"].is_null())
+    throw RequestError("'top_logprobs' needs 'logprobs' true", "top_logprobs");
+  return on ? top : -1;
 }
 
 // OpenAI's stop: a string or a list of up to 4, each non-empty; a reply in text ends before the
@@ -327,6 +337,27 @@ void parse_response_format(const Json& body, const Limits& limits, ChatRequest& 
   choice = ToolChoice::Required;  // the schema's object is the answer
 }
 
+// A token's text and bytes as OpenAI's logprobs give them (the text may hold a piece of a
+// character: the bytes are exact).
+Json token_json(const std::string& token, float logprob) {
+  Json bytes = Json::array();
+  for (unsigned char c : token) bytes.push_back(int(c));
+  return {{"token", token}, {"logprob", logprob}, {"bytes", bytes}};
+}
+
+// choices[0].logprobs: a reply in text's tokens, or null.
+Json logprobs_json(const CallResult& result) {
+  if (result.logprobs.empty()) return nullptr;
+  Json content = Json::array();
+  for (const TokenLogprob& t : result.logprobs) {
+    Json entry = token_json(t.token, t.logprob);
+    entry["top_logprobs"] = Json::array();
+    for (const auto& [token, logprob] : t.top) entry["top_logprobs"].push_back(token_json(token, logprob));
+    content.push_back(entry);
+  }
+  return {{"content", content}, {"refusal", nullptr}};
+}
+
 }  // namespace
 
 void schema_answer_as_content(CallResult& result) {
@@ -361,6 +392,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   request.options.max_tokens = parse_max_tokens(body, limits);
   request.options.sampling = parse_sampling(body);
   request.options.stop = parse_stop(body);
+  request.options.logprobs = parse_logprobs(body);
   request.options.template_kwargs = parse_template_kwargs(body);
   request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
   if (body.contains("x_decoding_mode")) {
@@ -412,7 +444,8 @@ Json completion(const std::string& id, const std::string& model, long created, c
     message["tool_calls"] = calls;
   }
   return {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model},
-          {"choices", Json::array({{{"index", 0}, {"message", message}, {"finish_reason", finish_reason(result)}}})},
+          {"choices", Json::array({{{"index", 0}, {"message", message}, {"logprobs", logprobs_json(result)},
+                                    {"finish_reason", finish_reason(result)}}})},
           {"usage", usage(result)}, {"x_timings", timings(result)}};
 }
 
@@ -479,6 +512,9 @@ Json reasoning_chunk(const std::string& id, const std::string& model, long creat
 
 Json final_chunk(const std::string& id, const std::string& model, long created, const CallResult& result) {
   Json out = chunk(id, model, created, Json::object(), finish_reason(result));
+  // The reply's tokens' log probabilities come with its end (a client's accumulator joins
+  // the lists of every chunk).
+  out["choices"][0]["logprobs"] = logprobs_json(result);
   out["usage"] = usage(result);
   out["x_timings"] = timings(result);
   return out;

@@ -2,6 +2,7 @@
 // every mode, parse, check. Greedy decoding makes every assertion here deterministic.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "agreement.h"
@@ -130,6 +131,36 @@ TEST(Engine, CorrectOnEasyBfclCases) {
       EXPECT_TRUE(verdict.valid) << id << " " << sw::to_string(mode) << ": " << verdict.error << "\n" << r.text;
     }
   }
+}
+
+// A reply in text's tokens with their log probabilities (CallOptions::logprobs): the tokens spell
+// the reply, each is the likeliest (greedy), the alternatives come likeliest first and weigh no
+// more than everything. A call has none; an answer in a schema refuses them.
+TEST(Engine, AReplysLogprobsSpellItAndWeighItsTokens) {
+  sw::Session session(model());
+  sw::CallOptions options{sw::DecodeMode::JumpForward, 24};
+  options.tool_choice = sw::ToolChoice::None;
+  options.logprobs = 3;
+  const sw::CallResult reply = session.call({{"user", "Say hello."}}, weather_tools(), options);
+  ASSERT_TRUE(reply.text_reply);
+  std::string spelled;
+  for (const sw::TokenLogprob& t : reply.logprobs) {
+    spelled += t.token;
+    ASSERT_EQ(t.top.size(), 3u);
+    EXPECT_EQ(t.top[0].first, t.token) << "a greedy reply takes the likeliest token";
+    EXPECT_FLOAT_EQ(t.top[0].second, t.logprob);
+    EXPECT_GE(t.top[0].second, t.top[1].second);
+    EXPECT_GE(t.top[1].second, t.top[2].second);
+    EXPECT_LE(std::exp(t.top[0].second) + std::exp(t.top[1].second) + std::exp(t.top[2].second), 1.0 + 1e-4);
+  }
+  EXPECT_EQ(spelled, reply.text);
+  options.tool_choice = sw::ToolChoice::Required;
+  EXPECT_TRUE(session.call({{"user", "Weather in Paris?"}}, weather_tools(), options).logprobs.empty());
+  const sw::ToolSpec person = sw::parse_response_schema(
+      sw::Json::parse(R"({"type": "object", "properties": {"name": {"type": "string"}}})"), "person");
+  EXPECT_THROW(session.call({{"user", "Ada"}}, *sw::compile_schema(model(), person), options), sw::Error);
+  options.logprobs = 21;
+  EXPECT_THROW(session.call({{"user", "hi"}}, weather_tools(), options), sw::Error);
 }
 
 TEST(Engine, BadInputGivesClearErrors) {

@@ -1,10 +1,11 @@
 """`schemaweaver serve` against the official OpenAI Python client, on the real default model.
 
 Starts the server on a free loopback port, then checks: the model list; a tool call, whole
-and streamed, parsed by the client's own types; a text reply, whole and streamed in content
-deltas, and cut by stop strings (a call never is); OpenAI-style 4xx errors for malformed JSON,
-invalid UTF-8, an unknown tool in tool_choice and an oversized body, with the server serving on; several clients at once; prompt prefix reuse and cancellation of a request
-whose client went away, both seen in /metrics.
+and streamed in argument deltas (every mode), rebuilt by the client's own stream accumulator; a
+text reply, whole and streamed in content deltas, cut by stop strings (a call never is), with
+its tokens' logprobs; OpenAI-style 4xx errors for malformed JSON, invalid UTF-8, an unknown tool
+in tool_choice and an oversized body, with the server serving on; several clients at once;
+prompt prefix reuse and cancellation of a request whose client went away, both seen in /metrics.
 
     python test_openai_client.py --cli build/apps/cli/schemaweaver --model M.gguf --tools T.json
 """
@@ -110,6 +111,28 @@ def test_stop(client, tools):
     check(r.choices[0].finish_reason == "tool_calls" and arguments, f"a call is not cut by stop strings: {arguments}")
 
 
+def test_logprobs(client, tools):
+    """logprobs and top_logprobs of a reply in text, as OpenAI gives them: the tokens spell the
+    content (their bytes exactly), the alternatives come likeliest first; streamed, the client's
+    accumulator rebuilds the same list. A call has none."""
+    request = dict(model="any", messages=[{"role": "user", "content": "Say hello."}], tools=tools, tool_choice="none",
+                   max_tokens=16, logprobs=True, top_logprobs=2)
+    whole = client.chat.completions.create(**request).choices[0]
+    tokens = whole.logprobs.content
+    check(b"".join(bytes(t.bytes) for t in tokens).decode() == whole.message.content,
+          f"the tokens' bytes spell the reply: {[t.token for t in tokens]}")
+    check(all(len(t.top_logprobs) == 2 and t.logprob <= 0 and t.top_logprobs[0].logprob >= t.top_logprobs[1].logprob
+              for t in tokens), f"each token weighed, its alternatives likeliest first: {tokens[0]}")
+    state = ChatCompletionStreamState()
+    for chunk in client.chat.completions.create(**request, stream=True):
+        state.handle_chunk(chunk)
+    streamed = state.current_completion_snapshot.choices[0].logprobs.content  # (cut at max_tokens: no final)
+    check([(t.token, t.logprob) for t in streamed] == [(t.token, t.logprob) for t in tokens],
+          f"streamed, the accumulated logprobs are the whole reply's: {len(streamed)} tokens")
+    call = client.chat.completions.create(**dict(request, tool_choice="required", max_tokens=64)).choices[0]
+    check(call.message.tool_calls and call.logprobs is None, f"a call has no logprobs: {call.logprobs}")
+
+
 def test_errors(client, base, tools, max_body):
     try:
         client.chat.completions.create(model="any", messages=[{"role": "user", "content": WEATHER}], tools=tools,
@@ -213,6 +236,7 @@ def main():
         test_prefix_reuse(base)
         test_tool_sets_kept(base)
         test_stop(client, tools)  # after the count of tool sets: it asks without tools too
+        test_logprobs(client, tools)
         test_cancel_on_disconnect(base, port)
         check(server.poll() is None, "the server is still running")
     print("all server checks passed")

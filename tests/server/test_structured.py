@@ -129,6 +129,8 @@ def refused(client, tools):
     check(status == 400 and "free" in message, f"the free mode refuses a schema: {status} {message}")
     status, param, _ = status_and_param(response_format=person, tools=tools)
     check(status == 400 and param == "response_format", f"tools under tool_choice auto with a schema refused: {status}")
+    status, _, message = status_and_param(response_format=person, logprobs=True)
+    check(status == 400 and "logprobs" in message, f"logprobs of an answer in a schema refused: {status} {message}")
 
 
 def with_tools(client, tools):

@@ -99,8 +99,14 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
             "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}})")),
             "response_format");  // beside tools under tool_choice auto
   EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_object"})")), "response_format");
-  EXPECT_EQ(rejected_param(request(R"(, "logprobs": true)")), "logprobs");
+  // logprobs: true or false; top_logprobs 0 to 20, an integer, with logprobs only.
+  EXPECT_EQ(rejected_param(request(R"(, "logprobs": "yes")")), "logprobs");
   EXPECT_EQ(rejected_param(request(R"(, "top_logprobs": 2)")), "top_logprobs");
+  EXPECT_EQ(rejected_param(request(R"(, "logprobs": true, "top_logprobs": 21)")), "top_logprobs");
+  EXPECT_EQ(rejected_param(request(R"(, "logprobs": true, "top_logprobs": 1.5)")), "top_logprobs");
+  EXPECT_EQ(openai::parse_chat_request(request(R"(, "logprobs": true, "top_logprobs": 3)")).options.logprobs, 3);
+  EXPECT_EQ(openai::parse_chat_request(request(R"(, "logprobs": true)")).options.logprobs, 0);
+  EXPECT_EQ(openai::parse_chat_request(request(R"(, "logprobs": false)")).options.logprobs, -1);
   EXPECT_EQ(rejected_param(request(R"(, "logit_bias": {"50256": -100})")), "logit_bias");
   // Their neutral values, and sampling parameters, are taken.
   EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "text"}, "stop": null, "logprobs": false,

@@ -1,6 +1,8 @@
 #include "engine/session/answer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 #include "engine/decode/opening.h"
 #include "engine/weave/weaver.h"
@@ -15,10 +17,29 @@ void count_passes(CallStats& stats, const PassCounter& passes) {
 }
 
 
+// The model's log probability of `token` after `logits` (a softmax over every token), with the
+// `top` most likely tokens there.
+TokenLogprob weigh(const LoadedModel& model, const float* logits, llama_token token, int top) {
+  const int n = model.vocab_size();
+  const float best = *std::max_element(logits, logits + n);
+  double total = 0;
+  for (int t = 0; t < n; ++t) total += std::exp(double(logits[t] - best));
+  const float log_total = float(std::log(total)) + best;
+  TokenLogprob weighed{model.pieces[size_t(token)], logits[token] - log_total, {}};
+  if (top <= 0) return weighed;
+  std::vector<llama_token> ids(static_cast<size_t>(n));
+  std::iota(ids.begin(), ids.end(), 0);
+  const auto likelier = [logits](llama_token a, llama_token b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  std::partial_sort(ids.begin(), ids.begin() + std::min(top, n), ids.end(), likelier);
+  for (int i = 0; i < std::min(top, n); ++i) weighed.top.emplace_back(model.pieces[size_t(ids[size_t(i)])], logits[ids[size_t(i)]] - log_total);
+  return weighed;
+}
+
 // A reply in text as it is decided by `inner` (the free strategy, or the opening probe): it ends
 // before the first stop string it writes (CallOptions::stop), and its text is told to
 // CallOptions::on_text in whole UTF-8 characters - all but the bytes that may still begin a stop
-// string. Both only once `is_text` says the answer is a reply in text: never inside a call.
+// string. Both only once `is_text` says the answer is a reply in text: never inside a call. Each
+// token the model chooses is weighed where CallOptions::logprobs asks.
 class ReplyText : public Strategy {
  public:
   ReplyText(Strategy& inner, const LoadedModel& model, const CallOptions& options, std::function<bool()> is_text)
@@ -26,13 +47,27 @@ class ReplyText : public Strategy {
     for (const std::string& s : options.stop) held_ = std::max(held_, s.size() - 1);
   }
   Step start() override { return follow(inner_.start()); }
-  Step next(const float* logits) override { return follow(inner_.next(logits)); }
+  Step next(const float* logits) override {
+    Step step = inner_.next(logits);
+    // Each token the model chose, weighed where it begins in the text.
+    if (options_.logprobs >= 0 && step.sampled == 1 && !step.tokens.empty())
+      logprobs_.push_back({text_.size(), weigh(model_, logits, step.tokens.front(), options_.logprobs)});
+    return follow(std::move(step));
+  }
   size_t admissible(const std::vector<llama_token>& draft) const override { return inner_.admissible(draft); }
   double constraint_ms() const override { return inner_.constraint_ms(); }
   int constraint_steps() const override { return inner_.constraint_steps(); }
 
   // Where a stop string cut the reply's text (npos: nowhere).
   size_t stopped_at() const { return stopped_at_; }
+  // The chosen tokens' log probabilities (CallOptions::logprobs), those of the text kept.
+  std::vector<TokenLogprob> logprobs() const {
+    std::vector<TokenLogprob> kept;
+    for (const auto& [at, weighed] : logprobs_) {
+      if (at < end_of_text()) kept.push_back(weighed);
+    }
+    return kept;
+  }
   // Tells the rest, once the answer ended.
   void finish() { tell(end_of_text(), true); }
 
@@ -73,6 +108,7 @@ class ReplyText : public Strategy {
   size_t checked_ = 0;  // of text_, searched for stop strings
   size_t stopped_at_ = std::string::npos;
   size_t told_ = 0;
+  std::vector<std::pair<size_t, TokenLogprob>> logprobs_;  // where each token begins in text_
 };
 
 }  // namespace
@@ -158,6 +194,7 @@ std::optional<Decision> Answer::open() {
   generated_ = reply(probe, [&probe] { return probe.decided_text(); });
   result_.text_reply = !probe.found_call();
   if (result_.text_reply) return std::nullopt;
+  result_.logprobs.clear();  // the probe's tokens, which the call does not keep
   const PassCounter passes = generated_.passes;
   if (passes.passes > 0) stats_.phases.push_back({"opening", passes.passes, passes.tokens, since_prefill()});
   count_passes(stats_, passes);
@@ -167,12 +204,13 @@ std::optional<Decision> Answer::open() {
 }
 
 GenerationResult Answer::reply(Strategy& strategy, std::function<bool()> is_text) {
-  if (!options_.on_text && options_.stop.empty())
+  if (!options_.on_text && options_.stop.empty() && options_.logprobs < 0)
     return generate(context_, model_, strategy, options_.max_tokens, nullptr);
   ReplyText reply(strategy, model_, options_, std::move(is_text));
   GenerationResult generated = generate(context_, model_, reply, options_.max_tokens, nullptr);
   if (reply.stopped_at() != std::string::npos) generated.text.resize(reply.stopped_at());
   reply.finish();
+  result_.logprobs = reply.logprobs();
   return generated;
 }
 

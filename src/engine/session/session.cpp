@@ -196,6 +196,10 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
       model, all_tools.format().named ? all_tools.tools() : no_tools, [&all_tools](const std::string& user_system) { return *all_tools.system_prompt(user_system); },
       options);
   Chooser::check(options.sampling);
+  if (options.logprobs < -1 || options.logprobs > 20) throw Error("logprobs must be -1 (none) or from 0 to 20");
+  if (options.logprobs >= 0 && !all_tools.format().named)
+    throw Error("logprobs are given for a reply in text: an answer in a schema writes the tokens its grammar forces "
+                "without weighing them");
   for (const std::string& s : options.stop) {
     if (s.empty()) throw Error("a stop string is empty");
   }
