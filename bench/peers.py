@@ -354,29 +354,38 @@ def structured_request(case):
     return {"type": "json_schema", "json_schema": {"name": tool["name"], "schema": tool["parameters"]}}, tool
 
 
-def part_structured(args, model, out):
-    """Both servers side by side, case by case; each request twice, the first to bring the
-    prompt into the server's cache (as the bfcl part's warm phase), the second measured."""
-    cases = structured_cases(args, out)
-    lines_path = out / "structured.jsonl"
+def part_lines(args, model, out, cases, part, lines_of):
+    """The part's lines (PART.jsonl under `out`): the cases it does not hold yet run on both
+    servers side by side, case by case."""
+    lines_path = out / f"{part}.jsonl"
     done = {l["id"] for l in read_lines(lines_path)}
     todo = [c for c in cases if c["id"] not in done]
     if todo:
         servers = [start_server("llama-server", model, args, out / "llama-server.log"),
                    start_server("schemaweaver", model, args, out / "schemaweaver.log")]
-        side_by_side(servers, todo, lines_path, structured_lines, "structured ")
-    return grade_structured(args, cases, read_lines(lines_path), out)
+        side_by_side(servers, todo, lines_path, lines_of, part + " ")
+    return read_lines(lines_path)
+
+
+def warm_ask(server, case, tools, setting, options):
+    """The request twice, the first to bring its prompt into the server's cache (as the bfcl
+    part's warm phase); the second's result, labelled."""
+    ask(server, case["messages"], tools, options, False)
+    result = ask(server, case["messages"], tools, options, False)
+    result.update(id=case["id"], category=case["category"], server=server.name, setting=setting)
+    return result
+
+
+def part_structured(args, model, out):
+    cases = structured_cases(args, out)
+    return grade_structured(args, cases, part_lines(args, model, out, cases, "structured", structured_lines), out)
 
 
 def structured_lines(server, case):
     format_, _ = structured_request(case)
     for setting in STRUCTURED_SETTINGS[server.name]:
         extra = {} if server.name == "llama-server" else {"x_decoding_mode": setting}
-        options = {"response_format": format_, "extra_body": extra}
-        ask(server, case["messages"], [], options, False)
-        result = ask(server, case["messages"], [], options, False)
-        result.update(id=case["id"], category=case["category"], server=server.name, setting=setting)
-        yield result
+        yield warm_ask(server, case, [], setting, {"response_format": format_, "extra_body": extra})
 
 
 def grade_structured(args, cases, lines, out):
@@ -451,20 +460,12 @@ def first_delta_key(setting):
 
 
 def part_stream(args, model, out):
-    """Both servers side by side on --stream-cases single-call cases; each request twice, the
-    first to bring the prompt into the server's cache, the second measured: the time to the
-    first content delta of a text reply, to the first argument delta of a call, and to the
-    first call whose arguments are whole."""
+    """--stream-cases single-call cases, each request warm (warm_ask): the time to the first
+    content delta of a text reply, to the first argument delta of a call, and to the first call
+    whose arguments are whole."""
     cases = structured_cases(args, out)[:args.stream_cases]
-    lines_path = out / "stream.jsonl"
-    done = {l["id"] for l in read_lines(lines_path)}
-    todo = [c for c in cases if c["id"] not in done]
-    if todo:
-        servers = [start_server("llama-server", model, args, out / "llama-server.log"),
-                   start_server("schemaweaver", model, args, out / "schemaweaver.log")]
-        side_by_side(servers, todo, lines_path, stream_lines, "stream ")
+    lines = part_lines(args, model, out, cases, "stream", stream_lines)
     summary = []
-    lines = read_lines(lines_path)
     for server in ("llama-server", "schemaweaver"):
         for setting, _ in stream_settings(server, cases[0]):
             group = [l for l in lines if l["server"] == server and l["setting"] == setting]
@@ -480,10 +481,7 @@ def part_stream(args, model, out):
 
 def stream_lines(server, case):
     for setting, options in stream_settings(server.name, case):
-        ask(server, case["messages"], case["tools"], options, False)
-        result = ask(server, case["messages"], case["tools"], options, False)
-        result.update(id=case["id"], category=case["category"], server=server.name, setting=setting)
-        yield result
+        yield warm_ask(server, case, case["tools"], setting, options)
 
 
 def stream_report(summary):
