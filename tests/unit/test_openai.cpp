@@ -361,4 +361,42 @@ TEST(OpenAiResponse, StreamChunksCarryCallsAndProvisionalOnesAsAnExtension) {
   EXPECT_EQ(error["error"]["param"], "messages");
 }
 
+// A call's deltas: its id, type and name once, then argument pieces; its final event adds what
+// no delta told (all of it where none came) and refuses a call the deltas part from.
+TEST(OpenAiResponse, CallChunksTellEachCallOnceInPieces) {
+  openai::CallChunks chunks("id", "m", 1);
+  auto call_of = [](const Json& chunk) { return chunk["choices"][0]["delta"]["tool_calls"][0]; };
+  Json head = call_of(chunks.delta({0, "get_weather", ""}));
+  EXPECT_EQ(head["id"], openai::call_id("id", 0));
+  EXPECT_EQ(head["type"], "function");
+  EXPECT_EQ(head["function"]["name"], "get_weather");
+  Json piece = call_of(chunks.delta({0, "", "{\"city\": \"Pa"}));
+  EXPECT_FALSE(piece.contains("id"));
+  EXPECT_FALSE(piece["function"].contains("name"));
+  EXPECT_EQ(piece["function"]["arguments"], "{\"city\": \"Pa");
+  sw::CallEvent final_call{sw::CallEvent::Kind::Final, 0, {"get_weather", Json{{"city", "Paris"}}}, 9.0, false};
+  EXPECT_EQ(call_of(chunks.event(final_call))["function"]["arguments"], "ris\"}");  // the rest
+  EXPECT_TRUE(chunks.delta({0, "", "ris\"}"}).is_null());  // after the final event: told already
+  // A call no delta told comes whole; one the deltas part from is an error, never a wrong call.
+  sw::CallEvent second{sw::CallEvent::Kind::Final, 1, {"get_time", Json::object()}, 10.0, false};
+  EXPECT_EQ(call_of(chunks.event(second))["function"]["name"], "get_time");
+  chunks.delta({2, "get_weather", "{\"city\": \"Rome"});
+  sw::CallEvent parted{sw::CallEvent::Kind::Final, 2, {"get_weather", Json{{"city", "Oslo"}}}, 11.0, false};
+  EXPECT_THROW(chunks.event(parted), sw::Error);
+}
+
+// A reply's logprobs in OpenAI's shape: each token with its bytes and its alternatives.
+TEST(OpenAiResponse, LogprobsOfAReply) {
+  sw::CallResult r;
+  r.text = "Hi";
+  r.logprobs = {{"Hi", -0.5f, {{"Hi", -0.5f}, {"Hello", -1.5f}}}};
+  const Json c = openai::completion("id", "m", 1, r)["choices"][0]["logprobs"]["content"][0];
+  EXPECT_EQ(c["token"], "Hi");
+  EXPECT_EQ(c["bytes"], (Json{72, 105}));
+  EXPECT_FLOAT_EQ(c["logprob"].get<float>(), -0.5f);
+  EXPECT_EQ(c["top_logprobs"][1]["token"], "Hello");
+  EXPECT_TRUE(openai::completion("id", "m", 1, weather_result())["choices"][0]["logprobs"].is_null());
+  EXPECT_EQ(openai::final_chunk("id", "m", 1, r)["choices"][0]["logprobs"]["content"].size(), 1u);
+}
+
 }  // namespace
