@@ -17,6 +17,17 @@ void count_passes(CallStats& stats, const PassCounter& passes) {
 }
 
 
+// Tells `on_text` what `text` holds up to `end` beyond the first `told` bytes: its whole UTF-8
+// characters, or all of it where `last` (a text cut off may end inside a character). Returns the
+// bytes told so far.
+size_t tell_whole_characters(const std::string& text, size_t told, size_t end, bool last,
+                             const std::function<void(const std::string&)>& on_text) {
+  if (end <= told) return told;
+  const size_t whole = last ? end : told + whole_utf8_prefix(text.substr(told, end - told));
+  if (whole > told) on_text(text.substr(told, whole - told));
+  return std::max(told, whole);
+}
+
 // The model's log probability of `token` after `logits` (a softmax over every token), with the
 // `top` most likely tokens there.
 TokenLogprob weigh(const LoadedModel& model, const float* logits, llama_token token, int top) {
@@ -92,11 +103,7 @@ class ReplyText : public Strategy {
   // Tells the text up to `end` if the answer is a reply: its whole characters, or all of it at
   // the `last` (a reply cut by max_tokens may end inside a character).
   void tell(size_t end, bool last) {
-    if (!options_.on_text || !is_text_() || end <= told_) return;
-    const size_t whole = last ? end : told_ + whole_utf8_prefix(text_.substr(told_, end - told_));
-    if (whole <= told_) return;
-    options_.on_text(text_.substr(told_, whole - told_));
-    told_ = whole;
+    if (options_.on_text && is_text_()) told_ = tell_whole_characters(text_, told_, end, last, options_.on_text);
   }
 
   Strategy& inner_;
@@ -137,9 +144,7 @@ void Answer::tell_decided_text() {
   if (!format.named && options_.on_text) {
     tracker_.on_text([this](const std::string& more) {
       decided_ += more;
-      const size_t whole = whole_utf8_prefix(decided_);
-      if (whole > told_) options_.on_text(decided_.substr(told_, whole - told_));
-      told_ = std::max(told_, whole);
+      told_ = tell_whole_characters(decided_, told_, decided_.size(), false, options_.on_text);
     });
   } else if (options_.on_call_delta && CallDeltas::streams(format)) {
     deltas_.emplace(format, options_.on_call_delta);
