@@ -8,6 +8,25 @@
 
 namespace cli {
 
+std::string cache_dir() {
+  const char* cache = std::getenv("SCHEMAWEAVER_CACHE");
+  const char* home = std::getenv("HOME");
+  if (cache && *cache) return cache;
+  if (home && *home) return std::string(home) + "/.cache/schemaweaver";
+  return "";
+}
+
+void route_llama_log() {
+  if (!std::getenv("SW_LLAMA_LOG")) return;
+  sw::set_log_callback([](sw::LogLevel, const std::string& text) { std::cerr << text; });
+}
+
+sw::ModelParams ModelOptions::with_measurements() {
+  sw::ModelParams params;
+  params.measurements_dir = cache_dir();
+  return params;
+}
+
 void ModelOptions::add_to(CLI::App& app) {
   app.add_option("-m,--model", params.path, "GGUF model file")->required();
   app.add_option("-c,--ctx", params.context_size, "context size in tokens (0: the model's own)")
@@ -39,12 +58,9 @@ void PromptCacheOptions::apply(sw::Session& session) const {
   std::string folder = dir;
   if (folder.empty()) {
     const char* own = std::getenv("SCHEMAWEAVER_PROMPT_CACHE");
-    const char* cache = std::getenv("SCHEMAWEAVER_CACHE");
-    const char* home = std::getenv("HOME");
     if (own && std::string(own) == "off") return;
     if (own && *own) folder = own;
-    else if (cache && *cache) folder = std::string(cache) + "/prompts";
-    else if (home && *home) folder = std::string(home) + "/.cache/schemaweaver/prompts";
+    else if (!cache_dir().empty()) folder = cache_dir() + "/prompts";
     else return;  // nowhere to keep it
   }
   session.use_prompt_cache(folder, max_mib << 20);

@@ -9,9 +9,18 @@
 
 namespace cli {
 
-// Model options every model-using subcommand takes.
+// The folder the CLI keeps measurements and prompt states in: $SCHEMAWEAVER_CACHE, else
+// ~/.cache/schemaweaver; "" where there is neither (nothing is kept then).
+std::string cache_dir();
+
+// Routes llama.cpp's log to stderr when $SW_LLAMA_LOG is set (the library prints nothing).
+void route_llama_log();
+
+// Model options every model-using subcommand takes; the pass costs it learns are kept in
+// cache_dir().
 struct ModelOptions {
-  sw::ModelParams params;
+  sw::ModelParams params = with_measurements();
+  static sw::ModelParams with_measurements();
   void add_to(CLI::App& app);
 };
 

@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   const sw::Version v = sw::version();
   app.set_version_flag("--version", "schemaweaver " + v.schemaweaver + " (" + v.llama_cpp + ")");
   app.require_subcommand(1);
+  cli::route_llama_log();
   cli::add_call_command(app);
   cli::add_bfcl_command(app);
   cli::add_bfcl_cases_command(app);

@@ -84,6 +84,7 @@ void add_pack_command(CLI::App& app) {
     std::string json;
   };
   auto o = std::make_shared<Options>();
+  o->pack.measurements_dir = cache_dir();  // the types' times and the sensitivities, kept between runs
   cmd->add_option("-m,--model", o->pack.model_path, "source GGUF model")->required();
   cmd->add_option("--calibration", o->pack.calibration_path, "plain text the model reads to measure importance")
       ->required();

@@ -42,6 +42,10 @@ struct ModelParams {
   // A pipelined load: the model exists once its metadata is read, the weights follow in the
   // order the forward pass needs them, and a pass waits only for the weights it reaches.
   bool stream = false;
+  // Where what this model's passes cost on this machine is kept between runs (the estimates
+  // SchemaWeaver plans by; one small JSON file per model file, CPU and thread count). "" keeps
+  // none: each process learns them anew from its first passes.
+  std::string measurements_dir;
 };
 
 struct ModelInfo {
@@ -75,6 +79,18 @@ struct Version {
   std::string llama_cpp;     // "llama.cpp@" and the build's commit or tag
 };
 Version version();
+
+// The library prints nothing. What llama.cpp logs (a model's loading, its warnings and errors)
+// goes to the callback set here, in pieces as llama.cpp writes them (a line may come in several);
+// with none set (the default) it is dropped, and its errors are kept only for the message of the
+// Error a failed load throws. Process-wide, as llama.cpp's log is: the library hands llama.cpp
+// its log function once (here or at the first model load), so an app that also calls llama.cpp
+// directly routes llama.cpp's messages through this callback. Thread-safe; the callback may be
+// called from any thread that loads a model or decodes, one call at a time (it must not call
+// set_log_callback). Empty: dropped again.
+enum class LogLevel { Debug, Info, Warn, Error };
+using LogCallback = std::function<void(LogLevel level, const std::string& text)>;
+void set_log_callback(LogCallback callback);
 
 class LoadedModel;
 

@@ -48,6 +48,9 @@ struct PackOptions {
   // 0: not measured, every matrix's relative error then counts the same).
   int sensitivity_tokens = 128;
   int threads = 0;                // 0: all cores
+  // Where the types' times and the sensitivities are kept between runs (measured once per model
+  // file and CPU; "" keeps none: measured again each time).
+  std::string measurements_dir;
   // Its stages as they go: timing weight types, calibration, choices, sensitivity, writing.
   ProgressCallback progress;
 };

@@ -285,7 +285,7 @@ void weigh_by_output(const LoadedModel& model, const std::string& path, const Ca
   // The scales depend on the model file, the calibration text and how much of it was read:
   // measured once (a pass per matrix) and kept like the pass costs.
   const std::string cache =
-      measurement_path("sensitivity", path, stable_hash_hex(text) + "|" +
+      measurement_path(model.params.measurements_dir, "sensitivity", path, stable_hash_hex(text) + "|" +
                                                 std::to_string(calibration.tokens) + "|" + std::to_string(tokens.size()));
   std::map<std::string, double> scales =
       read_measurement<std::map<std::string, double>>(cache).value_or(std::map<std::string, double>{});
@@ -391,7 +391,7 @@ TypeCostTable time_types(const PackOptions& options, const std::vector<Matrix>& 
   }
   std::vector<int> tokens;
   for (const auto& entry : mix) tokens.push_back(entry.first);
-  return cached_type_costs(options.model_path, {types.begin(), types.end()}, {shapes.begin(), shapes.end()}, tokens,
+  return cached_type_costs(options.measurements_dir, options.model_path, {types.begin(), types.end()}, {shapes.begin(), shapes.end()}, tokens,
                            options.threads, options.progress);
 }
 
@@ -472,6 +472,7 @@ PackResult pack_model(const PackOptions& options) {
   ModelParams params;
   params.path = options.model_path;
   params.threads = options.threads;
+  params.measurements_dir = options.measurements_dir;
   params.mmap = !weigh;  // the sensitivity probe writes weights: they must not be a read-only mapping
   auto model = Model::load(params);
   const LoadedModel& impl = loaded(*model);

@@ -208,7 +208,8 @@ TypeCostTable measure_type_costs(const std::vector<ggml_type>& types, const std:
   return table;
 }
 
-TypeCostTable cached_type_costs(const std::string& model_path, const std::vector<ggml_type>& types,
+TypeCostTable cached_type_costs(const std::string& measurements_dir, const std::string& model_path,
+                                const std::vector<ggml_type>& types,
                                 const std::vector<MatrixShape>& shapes, const std::vector<int>& tokens,
                                 int threads, const ProgressCallback& progress) {
   threads = resolved_threads(threads);
@@ -217,7 +218,7 @@ TypeCostTable cached_type_costs(const std::string& model_path, const std::vector
   for (const MatrixShape& shape : shapes) key += "|" + TypeCostTable::key(GGML_TYPE_F32, shape);
   for (int n : tokens) key += "|" + std::to_string(n);
   const std::string path =
-      measurement_path("type-costs", model_path, key, "-t" + std::to_string(threads) + build_flavor());
+      measurement_path(measurements_dir, "type-costs", model_path, key, "-t" + std::to_string(threads) + build_flavor());
   if (auto saved = read_measurement<TypeCostTable>(path); saved && saved->tokens == tokens) return *saved;
   TypeCostTable table = measure_type_costs(types, shapes, tokens, threads, 5, progress);
   write_measurement(path, table.to_json());

@@ -51,7 +51,8 @@ TypeCostTable measure_type_costs(const std::vector<ggml_type>& types, const std:
 
 // The same, kept in the measurement cache of `model_path` (keyed by CPU, build, threads, types,
 // shapes and pass sizes): measured once per machine.
-TypeCostTable cached_type_costs(const std::string& model_path, const std::vector<ggml_type>& types,
+TypeCostTable cached_type_costs(const std::string& measurements_dir, const std::string& model_path,
+                                const std::vector<ggml_type>& types,
                                 const std::vector<MatrixShape>& shapes, const std::vector<int>& tokens,
                                 int threads, const ProgressCallback& progress = {});
 

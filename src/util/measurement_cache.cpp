@@ -1,7 +1,6 @@
 #include "util/measurement_cache.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -42,11 +41,10 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-std::string measurement_path(const std::string& kind, const std::string& model_path, const std::string& key,
-                             const std::string& label) {
-  const char* dir = std::getenv("SCHEMAWEAVER_CACHE");
-  const char* home = std::getenv("HOME");
-  const fs::path root = dir ? fs::path(dir) : fs::path(home ? home : "/tmp") / ".cache" / "schemaweaver";
+std::string measurement_path(const std::string& folder, const std::string& kind, const std::string& model_path,
+                             const std::string& key, const std::string& label) {
+  if (folder.empty()) return "";
+  const fs::path root(folder);
   std::error_code ec;
   const std::string identity =
       fs::path(model_path).filename().string() + "|" + std::to_string(fs::file_size(model_path, ec)) + "|" + key;
@@ -55,6 +53,7 @@ std::string measurement_path(const std::string& kind, const std::string& model_p
 }
 
 std::optional<Json> read_measurement_json(const std::string& path) {
+  if (path.empty()) return std::nullopt;
   std::ifstream in(path);
   if (!in) return std::nullopt;
   try {
@@ -65,6 +64,7 @@ std::optional<Json> read_measurement_json(const std::string& path) {
 }
 
 void write_measurement(const std::string& path, const Json& value) {
+  if (path.empty()) return;
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   try {

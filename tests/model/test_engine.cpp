@@ -2,7 +2,12 @@
 // every mode, parse, check. Greedy decoding makes every assertion here deterministic.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "agreement.h"
@@ -175,6 +180,62 @@ TEST(Engine, BadInputGivesClearErrors) {
     EXPECT_NE(std::string(e.what()).find("exceeds the context"), std::string::npos) << e.what();
   }
   EXPECT_THROW(sw::Model::load({"/nonexistent.gguf"}), sw::Error);
+}
+
+// The library prints nothing: llama.cpp's log goes to the app's callback, and nowhere once the
+// callback is taken away; a failed load still says llama.cpp's reason in its error.
+TEST(Engine, LlamasLogGoesToTheAppsCallbackAndNothingIsPrinted) {
+  std::vector<std::pair<sw::LogLevel, std::string>> routed;
+  sw::set_log_callback([&](sw::LogLevel level, const std::string& text) { routed.push_back({level, text}); });
+  testing::internal::CaptureStderr();
+  testing::internal::CaptureStdout();
+  sw::Session session(sw::Model::load({SW_TEST_MODEL}));
+  sw::CallResult r = session.call({{"user", "What is the weather like in Paris?"}}, weather_tools(),
+                                  {sw::DecodeMode::JumpForward, 32});
+  EXPECT_THROW(sw::Model::load({SW_TEST_DATA "/corrupt.gguf"}), sw::Error);
+  sw::set_log_callback({});
+  const size_t while_set = routed.size();
+  sw::Model::load({SW_TEST_MODEL});
+  const std::string printed = testing::internal::GetCapturedStderr() + testing::internal::GetCapturedStdout();
+  EXPECT_EQ(printed, "");
+  EXPECT_EQ(r.calls.size(), 1u) << r.text;
+  EXPECT_EQ(routed.size(), while_set);
+  auto logged = [&](sw::LogLevel level, const std::string& part) {
+    return std::any_of(routed.begin(), routed.end(), [&](const auto& line) {
+      return line.first == level && line.second.find(part) != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(logged(sw::LogLevel::Info, "llama_model_loader")) << while_set << " pieces routed";
+  EXPECT_TRUE(logged(sw::LogLevel::Error, "corrupt.gguf"));
+}
+
+// Measurements are kept where the app says, and nowhere else: not under $HOME or
+// $SCHEMAWEAVER_CACHE (the CLI's defaults) when it says nowhere.
+TEST(Engine, PassCostsAreKeptOnlyWhereTheAppSays) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("sw-measurements-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const std::string home = (root / "home").string(), told = (root / "told").string();
+  auto saved = [](const char* name) { const char* v = std::getenv(name); return std::string(v ? v : ""); };
+  const std::string saved_home = saved("HOME"), saved_cache = saved("SCHEMAWEAVER_CACHE");
+  setenv("HOME", home.c_str(), 1);
+  setenv("SCHEMAWEAVER_CACHE", home.c_str(), 1);
+  auto call_with = [&](const std::string& measurements_dir) {
+    sw::ModelParams params{SW_TEST_MODEL};
+    params.measurements_dir = measurements_dir;
+    sw::Session session(sw::Model::load(params));
+    session.call({{"user", "What is the weather like in Paris?"}}, weather_tools(), {sw::DecodeMode::JumpForward, 32});
+  };
+  call_with("");
+  call_with(told);
+  setenv("HOME", saved_home.c_str(), 1);
+  setenv("SCHEMAWEAVER_CACHE", saved_cache.c_str(), 1);
+  EXPECT_FALSE(fs::exists(home));
+  size_t kept = 0;
+  if (fs::exists(fs::path(told) / "pass-costs"))
+    for (const auto& entry : fs::directory_iterator(fs::path(told) / "pass-costs")) kept += entry.path().extension() == ".json";
+  EXPECT_EQ(kept, 1u);
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ void PassCosts::restore(const Json& saved) {
 }
 
 std::string pass_costs_path(const LoadedModel& model) {
-  return measurement_path("pass-costs", model.params.path, cpu_model() + "|" + std::to_string(model.threads),
+  return measurement_path(model.params.measurements_dir, "pass-costs", model.params.path, cpu_model() + "|" + std::to_string(model.threads),
                           "-t" + std::to_string(model.threads) + build_flavor());
 }
 

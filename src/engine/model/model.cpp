@@ -11,15 +11,32 @@
 namespace sw {
 namespace {
 
-std::mutex log_mutex;
+std::mutex log_mutex;  // guards the three below
 std::string last_errors;
+LogCallback log_callback;
+LogLevel continued_level = LogLevel::Info;  // of the message a GGML_LOG_LEVEL_CONT piece goes on
 
-void keep_errors(ggml_log_level level, const char* text, void*) {
-  if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
-  if (getenv("SW_LLAMA_LOG")) fputs(text, stderr);
+LogLevel level_of(ggml_log_level level) {
+  switch (level) {
+    case GGML_LOG_LEVEL_DEBUG: return LogLevel::Debug;
+    case GGML_LOG_LEVEL_WARN: return LogLevel::Warn;
+    case GGML_LOG_LEVEL_ERROR: return LogLevel::Error;
+    case GGML_LOG_LEVEL_CONT: return continued_level;
+    default: return LogLevel::Info;
+  }
+}
+
+// llama.cpp's log: its warnings and errors kept for the messages of load errors, and everything
+// handed to the app's callback, if it set one.
+void route_log(ggml_log_level ggml_level, const char* text, void*) {
   std::lock_guard<std::mutex> lock(log_mutex);
-  last_errors += text;
-  if (last_errors.size() > 2000) last_errors.erase(0, last_errors.size() - 2000);
+  const LogLevel level = level_of(ggml_level);
+  continued_level = level;
+  if (level == LogLevel::Warn || level == LogLevel::Error) {
+    last_errors += text;
+    if (last_errors.size() > 2000) last_errors.erase(0, last_errors.size() - 2000);
+  }
+  if (log_callback) log_callback(level, text);
 }
 
 std::string token_piece(const llama_vocab* vocab, llama_token token) {
@@ -62,9 +79,15 @@ bool is_plain_string(const std::string& piece) {
 void init_llama_backend() {
   static std::once_flag once;
   std::call_once(once, [] {
-    llama_log_set(keep_errors, nullptr);
+    llama_log_set(route_log, nullptr);
     llama_backend_init();
   });
+}
+
+void set_log_callback(LogCallback callback) {
+  init_llama_backend();
+  std::lock_guard<std::mutex> lock(log_mutex);
+  log_callback = std::move(callback);
 }
 
 std::string llama_last_errors() {

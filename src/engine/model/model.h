@@ -64,7 +64,7 @@ class LoadedModel final : public Model {
 inline const LoadedModel& loaded(const Model& model) { return static_cast<const LoadedModel&>(model); }
 
 // Once per process, before llama.cpp or ggml is used: its backends, and its log silenced but for
-// warnings and errors, kept for our error messages (all of it on stderr with SW_LLAMA_LOG set).
+// warnings and errors, kept for our error messages, and all of it to set_log_callback's callback.
 void init_llama_backend();
 // The last of those warning and error lines.
 std::string llama_last_errors();
