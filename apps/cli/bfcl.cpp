@@ -211,7 +211,8 @@ struct BfclCommand {
     line["latency_runs_ms"] = runs;
     line["answer_ms"] = answer.value();
     line["stats"] = result.stats.to_json();
-    line["events"] = events_json(result.stats.events);
+    line["events"] = sw::Json::array();
+    for (const sw::CallEvent& e : result.stats.events) line["events"].push_back(e.to_json());
     return line;
   }
 

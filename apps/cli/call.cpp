@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "common.h"
+#include "schemaweaver/openai.h"
 
 namespace cli {
 namespace {
@@ -41,16 +42,12 @@ struct CallCommand {
 
   std::vector<sw::Message> messages() const {
     if (messages_path.empty()) return {{"user", prompt}};
-    sw::Json list = read_json_file(messages_path);
-    if (!list.is_array()) throw sw::Error("'" + messages_path + "': expected a JSON list of messages");
-    std::vector<sw::Message> out;
-    for (const sw::Json& m : list) {
-      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
-          !m.contains("content") || !m["content"].is_string())
-        throw sw::Error("'" + messages_path + "': each message needs string 'role' and 'content'");
-      out.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    const sw::Json list = read_json_file(messages_path);
+    try {
+      return sw::openai::parse_messages(list);
+    } catch (const sw::Error& e) {
+      throw sw::Error("'" + messages_path + "': " + e.what());
     }
-    return out;
   }
 
   void run() const {
@@ -152,30 +149,12 @@ struct CallCommand {
   }
 
   void print_json(const sw::CallResult& r, double load_ms, const SinceStart& since, int restored) const {
-    sw::Json calls = sw::Json::array();
-    for (const sw::ToolCall& call : r.calls) calls.push_back(call.to_json());
-    const sw::CallStats& s = r.stats;
-    // Where the answer's text was decided and by what margin (null: no rival): answers of two
-    // modes may part at a near-tie, where other pass shapes round the logits another way.
-    sw::Json decisions = sw::Json::array();
-    for (const sw::Decision& d : s.decisions)
-      decisions.push_back({d.offset, std::isfinite(d.margin) ? sw::Json(d.margin) : sw::Json(nullptr)});
-    sw::Json out = {{"calls", calls}, {"text", r.text}, {"error", r.error}, {"text_reply", r.text_reply}, {"mode", mode},
-                    {"thinking_text", r.thinking_text}, {"reasoning", r.reasoning},
-                    {"decisions", decisions},
-                    {"load_ms", load_ms},
-                    {"since_start", {{"first_token_ms", since.first_token_ms}, {"executable_ms", since.executable_ms}}},
-                    {"prompt_state_restored_tokens", restored},
-                    {"stats", s.to_json()}, {"events", events_json(s.events)}};
-    if (logprobs >= 0) {
-      sw::Json weighed = sw::Json::array();
-      for (const sw::TokenLogprob& t : r.logprobs) {
-        sw::Json top = sw::Json::array();
-        for (const auto& [token, logprob] : t.top) top.push_back({token, logprob});
-        weighed.push_back({{"token", t.token}, {"logprob", t.logprob}, {"top", top}});
-      }
-      out["logprobs"] = weighed;
-    }
+    sw::Json out = r.to_json();
+    out["mode"] = mode;
+    out["load_ms"] = load_ms;
+    out["since_start"] = {{"first_token_ms", since.first_token_ms}, {"executable_ms", since.executable_ms}};
+    out["prompt_state_restored_tokens"] = restored;
+    if (logprobs >= 0 && !out.contains("logprobs")) out["logprobs"] = sw::Json::array();
     std::cout << out.dump(-1, ' ', false, sw::Json::error_handler_t::replace) << "\n";
   }
 };
@@ -194,7 +173,7 @@ void add_call_command(CLI::App& app) {
                                  "instead of a call: a structured output");
   tools->excludes(schema);
   auto* prompt = cmd->add_option("-p,--prompt", c->prompt, "the user's request");
-  auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of {role, content}");
+  auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of OpenAI chat messages ({role, content}; an assistant's tool_calls, a tool's tool_call_id)");
   prompt->excludes(messages);
   cmd->add_option("--mode", c->mode,
                   "free, constrained, jump-forward, speculative, schemaweaver[/no-parallel][/no-padding][/no-provisional][/drafts][/whole-turn][/unverified][/no-adopt][/branches]")

@@ -107,15 +107,6 @@ std::shared_ptr<const sw::Model> load_draft_model(const std::string& path, const
   return sw::Model::load(params);
 }
 
-sw::Json events_json(const std::vector<sw::CallEvent>& events) {
-  sw::Json out = sw::Json::array();
-  for (const sw::CallEvent& e : events)
-    out.push_back({{"kind", e.kind == sw::CallEvent::Kind::Provisional ? "provisional" : "final"},
-                   {"index", e.index}, {"call", e.call.to_json()}, {"at_ms", e.at_ms},
-                   {"replaces_provisional", e.replaces_provisional}});
-  return out;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw sw::Error("cannot read '" + path + "'");

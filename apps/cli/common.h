@@ -82,8 +82,6 @@ ModeSpec parse_mode_spec(const std::string& text);
 std::shared_ptr<const sw::Model> load_draft_model(const std::string& path, const sw::ModelParams& main,
                                                   const std::vector<ModeSpec>& modes);
 
-sw::Json events_json(const std::vector<sw::CallEvent>& events);
-
 std::string read_file(const std::string& path);   // throws sw::Error naming the path
 sw::Json read_json_file(const std::string& path); // throws sw::Error with the parse position
 sw::Json parse_json_text(const std::string& text, const std::string& what);  // `what` names it in the error

@@ -191,6 +191,8 @@ struct CallEvent {
   // Final only: a provisional call with this index was emitted and differs from this one; its
   // result must be discarded. (If the provisional call equals the final one it stands.)
   bool replaces_provisional = false;
+
+  Json to_json() const;  // {"kind", "index", "call", "at_ms", "replaces_provisional"}
 };
 
 // A call as its text is decided (CallOptions::on_call_delta): its first delta names its tool,
@@ -385,6 +387,11 @@ struct CallResult {
   // A reply in text's tokens, each with its log probability (CallOptions::logprobs >= 0).
   std::vector<TokenLogprob> logprobs;
   CallStats stats;
+
+  // The result as JSON, as the CLI's --json and the C API give it: calls, text, error,
+  // text_reply, stopped_at_max_tokens, thinking_text, reasoning, decisions ([offset, margin]),
+  // stats, events, and logprobs where asked for.
+  Json to_json() const;
 };
 
 // The prompt a call with `options` (its tool choice, its thinking) sends to the model: the

@@ -57,6 +57,9 @@ struct ChatRequest {
 // Throws RequestError naming the offending field for anything malformed, unknown or over a
 // limit (wrong types, an unknown role, an invalid schema, tool_choice naming an absent tool).
 ChatRequest parse_chat_request(const Json& body, const Limits& limits = {});
+// A request's "messages": a non-empty list of OpenAI chat messages (content as text or text
+// parts; an assistant's tool_calls; a tool's tool_call_id). Throws RequestError as above.
+std::vector<Message> parse_messages(const Json& messages, const Limits& limits = {});
 // The same from the body's text, which must also be valid UTF-8 and valid JSON.
 ChatRequest parse_chat_request(const std::string& body, const Limits& limits = {});
 

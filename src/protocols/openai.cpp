@@ -57,8 +57,9 @@ std::vector<ToolCall> message_calls(const Json& calls, const std::string& path) 
   return out;
 }
 
-std::vector<Message> parse_messages(const Json& body, const Limits& limits) {
-  const Json& list = require(body, "messages", "body");
+}  // namespace
+
+std::vector<Message> parse_messages(const Json& list, const Limits& limits) {
   if (!list.is_array() || list.empty()) throw RequestError("'messages' must be a non-empty list", "messages");
   if (list.size() > limits.messages)
     throw RequestError("'messages' has " + std::to_string(list.size()) + " entries; the limit is " +
@@ -83,6 +84,8 @@ std::vector<Message> parse_messages(const Json& body, const Limits& limits) {
   }
   return messages;
 }
+
+namespace {
 
 int depth(const Json& value) {
   int deepest = 0;
@@ -383,7 +386,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   }
   if (body.contains("n") && body["n"] != 1) throw RequestError("only n = 1 is supported", "n", "unsupported");
   refuse_what_cannot_be_honoured(body);
-  request.messages = parse_messages(body, limits);
+  request.messages = parse_messages(require(body, "messages", "body"), limits);
   request.tools = parse_tool_list(body, limits);
   parse_tool_choice(body, request);
   parse_response_format(body, limits, request);

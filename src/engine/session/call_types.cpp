@@ -102,4 +102,35 @@ Json CallStats::to_json() const {
             {"unverified_calls", verification.unverified_calls}}}};
 }
 
+Json CallEvent::to_json() const {
+  return {{"kind", kind == Kind::Provisional ? "provisional" : "final"}, {"index", index}, {"call", call.to_json()},
+          {"at_ms", at_ms}, {"replaces_provisional", replaces_provisional}};
+}
+
+Json CallResult::to_json() const {
+  Json call_list = Json::array();
+  for (const ToolCall& call : calls) call_list.push_back(call.to_json());
+  Json event_list = Json::array();
+  for (const CallEvent& e : stats.events) event_list.push_back(e.to_json());
+  // Where the answer's text was decided and by what margin (null: no rival): answers of two
+  // modes may part at a near-tie, where other pass shapes round the logits another way.
+  Json decision_list = Json::array();
+  for (const Decision& d : stats.decisions)
+    decision_list.push_back({d.offset, std::isfinite(d.margin) ? Json(d.margin) : Json(nullptr)});
+  Json out = {{"calls", call_list}, {"text", text}, {"error", error}, {"text_reply", text_reply},
+              {"stopped_at_max_tokens", stopped_at_max_tokens}, {"thinking_text", thinking_text},
+              {"reasoning", reasoning}, {"decisions", decision_list}, {"stats", stats.to_json()},
+              {"events", event_list}};
+  if (!logprobs.empty()) {
+    Json weighed = Json::array();
+    for (const TokenLogprob& t : logprobs) {
+      Json top = Json::array();
+      for (const auto& [token, logprob] : t.top) top.push_back({token, logprob});
+      weighed.push_back({{"token", t.token}, {"logprob", t.logprob}, {"top", top}});
+    }
+    out["logprobs"] = weighed;
+  }
+  return out;
+}
+
 }  // namespace sw
