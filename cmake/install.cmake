@@ -20,6 +20,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/schemaweaverConfigV
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/schemaweaverConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/schemaweaverConfigVersion.cmake
         DESTINATION ${SW_CMAKE_DIR})
 
+file(RELATIVE_PATH SW_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" SW_PC_TO_PREFIX "${SW_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/schemaweaver.pc.in ${CMAKE_CURRENT_BINARY_DIR}/schemaweaver.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/schemaweaver.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

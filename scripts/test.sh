@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs all tests: unit, CLI, server and model tests (the real default model; the skeleton's
-# tokenizer test reads every model) on the release build; the model tests and packing for speed
+# Runs all tests: unit, CLI, server, model and C API tests (the real default model; the skeleton's
+# tokenizer test reads every model) on the release build; the examples built against the
+# installed package and run (scripts/examples.sh); the model tests and packing for speed
 # again on a second llama.cpp build with other CPU kernels (AVX2 only: on an AVX-512 CPU these are
 # another machine's kernels); then the tests of our code built with AddressSanitizer and UBSan (clang: all
 # but the model-bound ones, below), and every fuzz target for 20 seconds. Every stage runs
@@ -56,6 +57,7 @@ MACHINE="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), 
 echo "=== machine: $MACHINE"
 stage "set-up (native kernels)" bash scripts/setup.sh --no-demo --models all
 stage "release tests" ctest --test-dir build --output-on-failure
+stage "examples against the installed package (C++ and C, find_package and pkg-config)" bash scripts/examples.sh build
 # Packing and quality measure weights and distributions, not greedy decisions: they run once; but
 # packing for speed asks for a budget from what these kernels measure, so it runs on both.
 avx2_ctest() {
