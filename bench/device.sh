@@ -32,7 +32,7 @@ started=$(date +%s)
 models=default
 [ "$MODEL" = qwen2.5-coder-0.5b-instruct-Q4_K_M ] || models=all
 log "building (scripts/setup.sh, $(nproc) cores)"
-bash "$ROOT/scripts/setup.sh" --models "$models" --no-demo --target schemaweaver-cli
+bash "$ROOT/scripts/setup.sh" --models "$models" --no-demo --only schemaweaver-cli
 CLI="$ROOT/build/apps/cli/schemaweaver"
 GGUF="$CACHE/models/$MODEL.gguf"
 [ -f "$GGUF" ] || { echo "device.sh: no model $GGUF" >&2; exit 1; }

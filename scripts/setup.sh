@@ -4,9 +4,9 @@
 # models and the BFCL v4 data. Then builds the project. Every step is cached outside the repo,
 # so a second run only checks hashes and rebuilds what changed.
 #
-#   scripts/setup.sh [--models default|all] [--sanitize] [--kernels native|avx2] [--target T]
+#   scripts/setup.sh [--models default|all] [--sanitize] [--kernels native|avx2|exact] [--only T]
 # (--sanitize: clang with AddressSanitizer, UBSan and the libFuzzer targets, in build-asan)
-#                    [--peers] [--no-build] [--no-demo]
+#                    [--target aarch64] [--peers] [--no-build] [--no-demo]
 #
 # --peers also builds llama-server, llama.cpp's own server, from the same sdist with the same
 # kernel flags: the benchmark suite's peer (bench.py --stages peers). The product never needs it.
@@ -19,8 +19,13 @@
 # beside the first and cached the same way; the project's build for it goes to build-avx2 or
 # build-exact.
 # Greedy decoding of a small model breaks near-ties by the last bits of the logits, which
-# differ between kernel sets, so the tests run on both (scripts/test.sh). --target builds these
+# differ between kernel sets, so the tests run on both (scripts/test.sh). --only builds these
 # targets of the project (space-separated) instead of all.
+#
+# --target aarch64 cross-builds for 64-bit ARM Linux (phones' and single-board computers' cores)
+# with Debian's g++-aarch64-linux-gnu (cmake/aarch64-linux-gnu.cmake): llama.cpp with ARMv8.2
+# kernels (dot product, half floats), its chat library, GoogleTest, then the library and its unit
+# tests in build-aarch64, all run here under qemu-aarch64 (Debian's qemu-user; scripts/arm.sh).
 #
 # Without --no-demo it ends with the main job: one real tool call on the default model
 # (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), printed with its timing and pass counts. --models all
@@ -38,6 +43,7 @@ MODELS=default
 SANITIZE=OFF
 KERNELS=native
 TARGET=""
+ARCH=native
 BUILD_PROJECT=1
 DEMO=1
 PEERS=0
@@ -46,7 +52,8 @@ while [ $# -gt 0 ]; do
     --models) MODELS=$2; shift 2 ;;
     --sanitize) SANITIZE=ON; shift ;;
     --kernels) KERNELS=$2; shift 2 ;;
-    --target) TARGET=$2; shift 2 ;;
+    --only) TARGET=$2; shift 2 ;;
+    --target) ARCH=$2; shift 2 ;;
     --no-build) BUILD_PROJECT=0; DEMO=0; shift ;;
     --no-demo) DEMO=0; shift ;;
     --peers) PEERS=1; shift ;;
@@ -54,6 +61,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$KERNELS" in native|avx2|exact) ;; *) echo "setup.sh: --kernels is native, avx2 or exact, not '$KERNELS'" >&2; exit 2 ;; esac
+case "$ARCH" in native) ;; aarch64)
+  [ "$SANITIZE" = OFF ] && [ "$KERNELS" = native ] || { echo "setup.sh: --target aarch64 takes neither --sanitize nor --kernels" >&2; exit 2; }
+  KERNELS=aarch64; DEMO=0 ;;
+*) echo "setup.sh: --target is native or aarch64, not '$ARCH'" >&2; exit 2 ;; esac
 SUFFIX=""; [ "$SANITIZE" = ON ] && SUFFIX=-asan
 [ "$KERNELS" = native ] || SUFFIX="$SUFFIX-$KERNELS"
 BUILD_DIR=${BUILD_DIR:-$ROOT/build$SUFFIX}
@@ -86,6 +97,10 @@ install_system_packages() {
   if [ "$SANITIZE" = ON ]; then
     command -v clang++ >/dev/null || need+=(clang)
     ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
+  fi
+  if [ "$ARCH" = aarch64 ]; then
+    command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
+    command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
   fi
   if [ ${#need[@]} -gt 0 ]; then
     log "installing Debian packages: ${need[*]}"
@@ -122,7 +137,7 @@ check_sha256() {  # file expected
 # flags, since GGML_NATIVE compiles for the machine it runs on.
 llama_prefix() {
   local isa=$KERNELS
-  [ "$KERNELS" = avx2 ] || isa=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-12)
+  [ "$KERNELS" = avx2 ] || [ "$KERNELS" = aarch64 ] || isa=$(grep -m1 '^flags' /proc/cpuinfo | sha256sum | cut -c1-12)
   [ "$KERNELS" = exact ] && isa="$isa-exact"
   echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-$isa"
 }
@@ -134,8 +149,19 @@ kernel_flags() {
     exact) echo "-DGGML_NATIVE=ON -DGGML_LLAMAFILE=OFF" ;;
     avx2) echo "-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
                "-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF" ;;
+    # The cores of most phones since 2018 (Cortex-A76 and later): ARMv8.2 with dot product and
+    # half-float arithmetic.
+    aarch64) echo "-DGGML_NATIVE=OFF -DGGML_CPU_ARM_ARCH=armv8.2-a+dotprod+fp16 $(cross_flags)" ;;
   esac
 }
+
+# The cross build's toolchain (none for this machine's own).
+cross_flags() { [ "$ARCH" = native ] || echo "-DCMAKE_TOOLCHAIN_FILE=$ROOT/cmake/aarch64-linux-gnu.cmake"; }
+
+# C and C++ flags of llama.cpp's builds for x86: AMX compiled out (ggml's AMX path crashes on some
+# AMX CPUs with GCC 12: the tile configuration stores get dropped). Explicit -mno-* flags win
+# over -march=native.
+x86_flags() { [ "$ARCH" = native ] && echo "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"; true; }
 
 # fetch_sdist NAME VERSION: downloads a source distribution from PyPI's simple index and
 # prints its path. (pip download would also build the sdist's metadata, which for
@@ -178,12 +204,9 @@ build_llama() {
   local src; src=$(unpack_llama_source "$prefix") || exit 1
   if [ "$KERNELS" = avx2 ] && ! grep -qw avx2 /proc/cpuinfo; then die "this CPU has no AVX2 for --kernels avx2"; fi
   log "building llama.cpp (libllama + ggml CPU backend, $KERNELS kernels) into $prefix"
-  # Native ISA, but AMX compiled out: ggml's AMX path crashes on some AMX CPUs with GCC 12
-  # (the tile configuration stores get dropped). Explicit -mno-* flags win over -march=native.
-  local no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$prefix/install" -DBUILD_SHARED_LIBS=ON \
-    -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" \
+    -DCMAKE_C_FLAGS="$(x86_flags)" -DCMAKE_CXX_FLAGS="$(x86_flags)" \
     $(kernel_flags) -DGGML_CPU_REPACK=ON -DGGML_OPENMP=ON \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
@@ -200,13 +223,13 @@ build_llama() {
 # of many tokenizers and the real chat templates of many model families (the tests' tiny models
 # are made of them). None of it depends on the CPU's kernels: built once per version (the
 # project links it with the kernel build's libllama).
-chat_prefix() { echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-chat"; }
+chat_prefix() { echo "$CACHE/llama.cpp/$LLAMA_PY_VERSION-chat$([ "$ARCH" = native ] || echo "-$ARCH")"; }
 build_llama_chat() {
   local prefix; prefix=$(chat_prefix)
   if [ -f "$prefix/.complete" ]; then log "llama.cpp's chat library cached at $prefix"; return; fi
   local src; src=$(unpack_llama_source "$prefix") || exit 1
   log "building llama.cpp's chat library (common/) into $prefix"
-  cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+  cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $(cross_flags) \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
     -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
@@ -232,9 +255,8 @@ build_llama_server() {
   if [ -x "$prefix/bin/llama-server" ]; then log "llama-server cached at $prefix"; return; fi
   local src; src=$(unpack_llama_source "$prefix") || exit 1; mkdir -p "$prefix/bin"
   log "building llama-server ($KERNELS kernels) into $prefix"
-  local no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-    -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" \
+    -DCMAKE_C_FLAGS="$(x86_flags)" -DCMAKE_CXX_FLAGS="$(x86_flags)" \
     $(kernel_flags) -DGGML_CPU_REPACK=ON -DGGML_OPENMP=ON \
     -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF \
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
@@ -244,6 +266,25 @@ build_llama_server() {
     || die "llama-server build failed, see $prefix/build.log"
   cp "$prefix/build/bin/llama-server" "$prefix/bin/"
   rm -rf "$prefix/build" "$prefix/llama_cpp_python-$LLAMA_PY_VERSION"
+}
+
+# What the cross build needs for the target that Debian's cross packages do not carry: GoogleTest,
+# built from Debian's source (/usr/src/googletest), and nlohmann-json's headers and CMake package
+# in a prefix of their own (the host's /usr/include must not reach the cross compiler).
+cross_deps_prefix() { echo "$CACHE/$ARCH-deps"; }
+build_cross_deps() {
+  local prefix; prefix=$(cross_deps_prefix)
+  if [ -f "$prefix/.complete" ]; then log "GoogleTest and nlohmann-json for $ARCH cached at $prefix"; return; fi
+  rm -rf "$prefix"; mkdir -p "$prefix/include" "$prefix/share/cmake"
+  cp -r /usr/include/nlohmann "$prefix/include/"
+  cp -r /usr/share/cmake/nlohmann_json "$prefix/share/cmake/"
+  log "building GoogleTest for $ARCH into $prefix"
+  cmake -S /usr/src/googletest -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release $(cross_flags) \
+    -DCMAKE_INSTALL_PREFIX="$prefix" >"$prefix/cmake.log" 2>&1 || die "GoogleTest: configure failed, see $prefix/cmake.log"
+  cmake --build "$prefix/build" -j "$JOBS" --target install >"$prefix/build.log" 2>&1 \
+    || die "GoogleTest: build failed, see $prefix/build.log"
+  rm -rf "$prefix/build"
+  touch "$prefix/.complete"
 }
 
 # install_model NAME SHA256 SPEC...: downloads the wheels SPEC..., concatenates the model
@@ -314,13 +355,21 @@ build_project() {
   local type=Release compilers=()
   # The sanitizer build: clang (AddressSanitizer, UBSan) with the fuzz targets beside the tests.
   [ "$SANITIZE" = ON ] && type=RelWithDebInfo && compilers=(-DCMAKE_CXX_COMPILER=clang++)
+  # The cross build: the library and its unit tests (the CLI needs the target's cpp-httplib).
+  local prefixes="$(llama_prefix)/install" cross=()
+  if [ "$ARCH" != native ]; then
+    prefixes="$prefixes;$(cross_deps_prefix)"
+    cross=($(cross_flags) -DSCHEMAWEAVER_BUILD_APPS=OFF -DSCHEMAWEAVER_BUILD_BENCH=OFF)
+    TARGET=${TARGET:-schemaweaver unit_tests}
+  fi
   # Compiled objects are cached beside llama.cpp (ccache; paths taken relative to the checkout and
   # the working folder left out of the key, so that a clone elsewhere hits too): a fresh clone of
   # an unchanged tree builds in seconds, each of its three builds included.
   export CCACHE_DIR="$CACHE/ccache" CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=$type -DSW_CACHE="$CACHE" -DSW_PYTHON="$CACHE/venv/bin/python" \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_PREFIX_PATH="$(llama_prefix)/install" -DSW_LLAMA_CHAT="$(chat_prefix)" -DSW_SANITIZE="$SANITIZE" -DSW_FUZZ="$SANITIZE" "${compilers[@]}" >/dev/null
+    -DCMAKE_PREFIX_PATH="$prefixes" -DSW_LLAMA_CHAT="$(chat_prefix)" -DSW_SANITIZE="$SANITIZE" -DSW_FUZZ="$SANITIZE" \
+    "${compilers[@]}" "${cross[@]}" >/dev/null
   # shellcheck disable=SC2086 # TARGET may name several targets
   cmake --build "$BUILD_DIR" -j "$JOBS" ${TARGET:+--target $TARGET}
 }
@@ -328,6 +377,7 @@ build_project() {
 install_system_packages
 build_llama
 build_llama_chat
+if [ "$ARCH" != native ]; then build_cross_deps; fi
 install_models
 install_bfcl
 install_test_peers

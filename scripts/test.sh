@@ -4,7 +4,8 @@
 # installed package and run (scripts/examples.sh); the model tests and packing for speed
 # again on a second llama.cpp build with other CPU kernels (AVX2 only: on an AVX-512 CPU these are
 # another machine's kernels); then the tests of our code built with AddressSanitizer and UBSan (clang: all
-# but the model-bound ones, below), and every fuzz target for 20 seconds. Every stage runs
+# but the model-bound ones, below), every fuzz target for 20 seconds, and the aarch64 cross build
+# under qemu (scripts/arm.sh: its unit tests, the examples' calls). Every stage runs
 # even when an earlier one fails, and a summary of all closes the output. Installs and builds
 # whatever is missing first, through scripts/setup.sh (cached: a second run only rebuilds what
 # changed).
@@ -69,7 +70,7 @@ avx2_ctest() {
 # On a CPU without AVX-512 the native kernels are the AVX2 ones already: the stage would repeat
 # the release model tests.
 if grep -qw avx512f /proc/cpuinfo; then
-  stage "set-up (AVX2 kernels)" bash scripts/setup.sh --no-demo --kernels avx2 --target "model_tests schemaweaver-cli"
+  stage "set-up (AVX2 kernels)" bash scripts/setup.sh --no-demo --kernels avx2 --only "model_tests schemaweaver-cli"
   stage "model tests and packing for speed on AVX2 kernels" avx2_ctest
 else
   echo "=== model tests on AVX2 kernels: skipped, this CPU has no AVX-512 (its native kernels are AVX2)"
@@ -80,6 +81,8 @@ stage "sanitizer tests" sanitized_ctest
 # Every libFuzzer target briefly, from its seeds, with a fixed seed so that a run can be repeated
 # (the long runs: scripts/fuzz.sh --minutes M).
 stage "fuzz targets (20 s each, one per core)" bash scripts/fuzz.sh --seconds 20 --seed 1
+# The library on 64-bit ARM under qemu: its unit tests and a real call by each example.
+stage "ARM (aarch64 cross build under qemu): unit tests and the examples' calls" bash scripts/arm.sh
 
 echo "=== summary"
 printf '%s\n' "${SUMMARY[@]}" "total: $SECONDS s on $MACHINE"

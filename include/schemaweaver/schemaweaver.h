@@ -133,7 +133,8 @@ typedef bool (*schemaweaver_cancel_callback)(void* user_data);
 typedef struct schemaweaver_call_params {
   const char* mode;        /* "schemaweaver" (default), "jump-forward", "constrained", "speculative", "free",
                               with switches as the CLI's --mode spells them ("schemaweaver/no-padding") */
-  const char* tool_choice; /* "required" (default), "auto" or "none" */
+  const char* tool_choice; /* "required", "auto" or "none"; NULL (default): as the mode says (its switch
+                              "auto", else required) */
   int32_t max_tokens;      /* tokens the model chooses at most (default 256) */
   int32_t max_calls;       /* calls in the turn at most; 0: any number */
   int32_t thinking_budget; /* a reasoning template's thinking: 0 off (default), N > 0 up to N tokens */

@@ -99,6 +99,9 @@ sw::CallOptions call_options(const schemaweaver_call_params& params) {
   options.max_tokens = params.max_tokens;
   options.max_calls = params.max_calls;
   options.thinking_budget = params.thinking_budget;
+  if (!(params.temperature >= 0) || params.top_k < 0 || !(params.top_p > 0 && params.top_p <= 1) ||
+      !(params.min_p >= 0 && params.min_p <= 1))
+    throw sw::Error("sampling: temperature must be at least 0, top_k at least 0, top_p in (0, 1], min_p in [0, 1]");
   options.sampling.temperature = params.temperature;
   options.sampling.top_k = params.top_k;
   options.sampling.top_p = params.top_p;
@@ -223,7 +226,6 @@ schemaweaver_call_params schemaweaver_call_default_params(void) {
   const sw::CallOptions defaults;
   schemaweaver_call_params params{};
   params.mode = "schemaweaver";
-  params.tool_choice = "required";
   params.max_tokens = defaults.max_tokens;
   params.max_calls = defaults.max_calls;
   params.temperature = defaults.sampling.temperature;

@@ -148,6 +148,24 @@ TEST(CApi, AStructuredOutputAndTheModelsInfo) {
   schemaweaver_free(info);
 }
 
+// tool_choice as the server takes it: none is a reply in text, drawn when a temperature is given.
+TEST(CApi, ToolChoiceNoneRepliesInText) {
+  ToolsHandle tools = compile(model().get(), weather_tools().c_str());
+  SessionHandle session = session_on(model().get());
+  schemaweaver_call_params params = schemaweaver_call_default_params();
+  params.tool_choice = "none";
+  params.max_tokens = 12;
+  params.temperature = 0.7f;
+  params.seed = 7;
+  params.seeded = true;
+  Called first = call(session.get(), kParis, tools.get(), &params);
+  ASSERT_EQ(first.status, SCHEMAWEAVER_OK) << schemaweaver_session_error(session.get());
+  EXPECT_TRUE(first.result["text_reply"].get<bool>());
+  EXPECT_TRUE(first.result["calls"].empty());
+  EXPECT_FALSE(first.result["text"].get<std::string>().empty());
+  EXPECT_EQ(call(session.get(), kParis, tools.get(), &params).result["text"], first.result["text"]);  // the seed's draws
+}
+
 // Every error a caller can make: a status (or a failed handle) and a message that says what.
 TEST(CApi, ErrorsAreStatusesWithTheirMessages) {
   ModelHandle missing = load("/nonexistent.gguf");
@@ -206,6 +224,9 @@ TEST(CApi, ErrorsAreStatusesWithTheirMessages) {
   params = defaults;
   params.max_tokens = 0;
   refused_with(kParis, params, "max_tokens");
+  params = defaults;
+  params.top_p = 0;
+  refused_with(kParis, params, "top_p");
 
   // After all that the session still calls.
   EXPECT_EQ(call(session.get(), kParis, tools.get(), nullptr).status, SCHEMAWEAVER_OK);
