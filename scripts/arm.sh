@@ -9,5 +9,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 bash scripts/setup.sh --target aarch64 --no-demo
-ctest --test-dir build-aarch64 -L unit --output-on-failure
+# All but one: qemu-user runs a vfork as a fork, so glibc's posix_spawn cannot hear from the child
+# that exec failed and reports a start; the test of an MCP server that cannot start then sees
+# one that exited at once (our message says so, just not "cannot start"). It runs on x86.
+ctest --test-dir build-aarch64 -L unit --output-on-failure -E '^Mcp\.ServersThatMisbehaveGiveClearErrors$'
 bash scripts/examples.sh build-aarch64

@@ -5,6 +5,8 @@
 # makes one real call on SmolLM2-135M and must print the get_weather call for Paris.
 #   scripts/examples.sh [BUILD_DIR]   (default: build; build-aarch64, the cross build of
 #                                      scripts/setup.sh --target aarch64, runs under qemu-aarch64)
+# Under the emulator a call takes minutes (2.5 on this 2-core machine): there all three are built
+# and the C one found by find_package makes the call.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$ROOT/build}
@@ -28,13 +30,14 @@ ask() {  # ask PROGRAM: one call, which must name get_weather for Paris
   grep -q '"name": *"get_weather"' <<<"$out" && grep -q '"city": *"Paris"' <<<"$out" \
     || { echo "examples.sh: $1 did not make the call" >&2; return 1; }
 }
+runs() { [ -z "$TOOLCHAIN" ] || [ "$1" = c ]; }
 for lang in cpp c; do
   cmake -S "$ROOT/examples/$lang" -B "$WORK/$lang" -DCMAKE_PREFIX_PATH="$WORK/prefix" "${CROSS[@]}" >/dev/null
   cmake --build "$WORK/$lang" >/dev/null
-  ask "$WORK/$lang/weather"
+  if runs "$lang"; then ask "$WORK/$lang/weather"; fi
 done
 mkdir -p "$WORK/pkg-config"
 # shellcheck disable=SC2046 # pkg-config's flags are words
 "$CC" -std=c11 -Wall -Werror "$ROOT/examples/c/weather.c" -o "$WORK/pkg-config/weather" \
   $(PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig" pkg-config --cflags --libs schemaweaver)
-ask "$WORK/pkg-config/weather"
+if runs pkg-config; then ask "$WORK/pkg-config/weather"; fi
