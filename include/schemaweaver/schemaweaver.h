@@ -83,7 +83,7 @@ typedef struct schemaweaver_model_params {
   const char* measurements_dir;  /* where pass costs are kept between runs; NULL: none kept */
   bool mmap;                     /* map the weights (default) or copy them into memory */
 } schemaweaver_model_params;
-schemaweaver_model_params schemaweaver_model_default_params(void);
+schemaweaver_model_params schemaweaver_model_default_params(void);  /* thread-safe */
 
 /* Loads a GGUF model. Check schemaweaver_model_error. Thread-safe. */
 schemaweaver_model* schemaweaver_model_load(const char* path, schemaweaver_model_params params);
@@ -92,6 +92,8 @@ const char* schemaweaver_model_error(const schemaweaver_model* model);
 /* The model's description as JSON (name, architecture, size, call format, llama.cpp version...);
  * free with schemaweaver_free. NULL for a NULL or failed model. Thread-safe. */
 char* schemaweaver_model_info(const schemaweaver_model* model);
+/* Frees the handle (the model itself once no tool set or session of it is left); NULL is ignored.
+ * Not while another thread uses this handle. */
 void schemaweaver_model_free(schemaweaver_model* model);
 
 /* ---- tool sets ---- */
@@ -104,7 +106,9 @@ schemaweaver_tools* schemaweaver_tools_compile(const schemaweaver_model* model, 
  * one) for answers that are one object of it: a structured output. A call with it answers with the
  * object in its result's "text" (and one call of the schema's name). Thread-safe. */
 schemaweaver_tools* schemaweaver_schema_compile(const schemaweaver_model* model, const char* schema_json);
+/* NULL if the tool set compiled, else why not. Thread-safe. */
 const char* schemaweaver_tools_error(const schemaweaver_tools* tools);
+/* NULL is ignored. Not while another thread uses this handle. */
 void schemaweaver_tools_free(schemaweaver_tools* tools);
 
 /* ---- sessions and calls ---- */
@@ -113,8 +117,9 @@ void schemaweaver_tools_free(schemaweaver_tools* tools);
  * Check schemaweaver_session_error (a failed model). Thread-safe; the session itself is not. */
 schemaweaver_session* schemaweaver_session_new(const schemaweaver_model* model);
 /* The message of the session's last failed call (or of its making); NULL if it succeeded.
- * Valid until the session's next call. */
+ * Valid until the session's next call. On the thread that uses the session. */
 const char* schemaweaver_session_error(const schemaweaver_session* session);
+/* NULL is ignored. Not while a call of it runs. */
 void schemaweaver_session_free(schemaweaver_session* session);
 
 typedef enum schemaweaver_event_kind {
@@ -148,13 +153,14 @@ typedef struct schemaweaver_call_params {
   schemaweaver_cancel_callback cancel; /* NULL: none */
   void* user_data;                     /* handed to both callbacks */
 } schemaweaver_call_params;
-schemaweaver_call_params schemaweaver_call_default_params(void);
+schemaweaver_call_params schemaweaver_call_default_params(void);  /* thread-safe */
 
 /* Makes one call: renders the messages (a JSON list of OpenAI chat messages) with the model's
  * chat template and the tools, and decodes the answer. On SCHEMAWEAVER_OK, *result_json is the
  * result (free with schemaweaver_free): {"calls": [{"name", "arguments"}], "text", "error",
  * "text_reply", "reasoning", "stopped_at_max_tokens", "stats": {...}, "events": [...]}. Otherwise
- * *result_json is NULL and schemaweaver_session_error says why. `params` NULL: the defaults. */
+ * *result_json is NULL and schemaweaver_session_error says why. `params` NULL: the defaults.
+ * One call at a time per session (the tool set and model may serve other sessions meanwhile). */
 schemaweaver_status schemaweaver_session_call(schemaweaver_session* session, const char* messages_json,
                                               const schemaweaver_tools* tools,
                                               const schemaweaver_call_params* params, char** result_json);
