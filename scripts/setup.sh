@@ -354,7 +354,7 @@ build_project() {
   log "building the project in $BUILD_DIR"
   local type=Release compilers=()
   # The sanitizer build: clang (AddressSanitizer, UBSan) with the fuzz targets beside the tests.
-  [ "$SANITIZE" = ON ] && type=RelWithDebInfo && compilers=(-DCMAKE_CXX_COMPILER=clang++)
+  [ "$SANITIZE" = ON ] && type=RelWithDebInfo && compilers=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
   # The cross build: the library and its unit tests (the CLI needs the target's cpp-httplib).
   local prefixes="$(llama_prefix)/install" cross=()
   if [ "$ARCH" != native ]; then

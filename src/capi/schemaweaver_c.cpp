@@ -67,8 +67,7 @@ sw::Json parse_json(const char* text, const char* what) {
 
 const char* error_or_null(const std::string& error) { return error.empty() ? nullptr : error.c_str(); }
 
-// A handle made by `make`, which may throw; a handle that failed keeps why (and a NULL model
-// handle makes a failed one).
+// A handle made by `make`, which may throw: a handle whose making failed keeps why.
 template <class Handle, class Make>
 Handle* made(Make&& make) {
   Handle* handle = new (std::nothrow) Handle();
@@ -76,10 +75,10 @@ Handle* made(Make&& make) {
   return handle;
 }
 
-const sw::Model& usable(const schemaweaver_model* model) {
+// What is made from a model needs one that loaded.
+void require_loaded(const schemaweaver_model* model) {
   if (!model) throw sw::Error("the model is NULL");
   if (!model->model) throw sw::Error("the model failed to load: " + model->error);
-  return *model->model;
 }
 
 sw::ToolChoice parse_tool_choice(const char* text) {
@@ -186,14 +185,14 @@ void schemaweaver_model_free(schemaweaver_model* model) { delete model; }
 
 schemaweaver_tools* schemaweaver_tools_compile(const schemaweaver_model* model, const char* tools_json) {
   return made<schemaweaver_tools>([&](schemaweaver_tools& handle) {
-    usable(model);
+    require_loaded(model);
     handle.tools = sw::compile_tools(model->model, sw::parse_tools(parse_json(tools_json, "the tools")));
   });
 }
 
 schemaweaver_tools* schemaweaver_schema_compile(const schemaweaver_model* model, const char* schema_json) {
   return made<schemaweaver_tools>([&](schemaweaver_tools& handle) {
-    usable(model);
+    require_loaded(model);
     const sw::Json schema = parse_json(schema_json, "the schema");
     // OpenAI's json_schema object names its schema; a bare schema is answered as "response".
     const bool named = schema.is_object() && schema.contains("schema") && schema.contains("name");
@@ -211,7 +210,7 @@ void schemaweaver_tools_free(schemaweaver_tools* tools) { delete tools; }
 
 schemaweaver_session* schemaweaver_session_new(const schemaweaver_model* model) {
   return made<schemaweaver_session>([&](schemaweaver_session& handle) {
-    usable(model);
+    require_loaded(model);
     handle.session = std::make_unique<sw::Session>(model->model);
   });
 }
