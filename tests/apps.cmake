@@ -26,6 +26,14 @@ set_tests_properties(cli.version PROPERTIES LABELS cli
 add_test(NAME cli.info_streamed COMMAND ${CLI} info -m ${SW_TEST_MODEL} --stream-weights)
 set_tests_properties(cli.info_streamed PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "parameters: +134515008")
 cli_error(malformed_tools "not valid JSON" call -m ${SW_TEST_MODEL} --tools ${DATA}/malformed.json -p hi)
+# A conversation as OpenAI's messages (an earlier call and its result) reaches the model, which
+# goes on to the next call; a message the parser refuses names its place in the file.
+add_test(NAME cli.conversation COMMAND ${CLI} call -m ${SW_TEST_MODEL} --tools ${TOOLS} --messages ${DATA}/conversation.json
+         --mode jump-forward --print-prompt)
+set_tests_properties(cli.conversation PROPERTIES LABELS cli
+                     PASS_REGULAR_EXPRESSION "assistant.<tool_call>.{.name.: .get_weather.*temperature.: 21.*name.: .get_time")
+cli_error(conversation_bad_role "messages\\[0\\].role' is 'robot'" call -m ${SW_TEST_MODEL} --tools ${TOOLS}
+          --messages ${DATA}/bad_role_messages.json)
 # A structured output: the object alone on stdout, of the schema's keys and kinds.
 add_test(NAME cli.schema_answer COMMAND ${CLI} call -m ${SW_TEST_MODEL} --schema ${DATA}/person_schema.json
          -p "Anna is 31 and lives in Rome. Describe her as JSON.")

@@ -1,4 +1,3 @@
-#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
