@@ -82,7 +82,7 @@ void require_loaded(const schemaweaver_model* model) {
 }
 
 sw::ToolChoice parse_tool_choice(const char* text) {
-  const std::string choice = text ? text : "required";
+  const std::string choice = text;
   if (choice == "required") return sw::ToolChoice::Required;
   if (choice == "auto") return sw::ToolChoice::Auto;
   if (choice == "none") return sw::ToolChoice::None;
@@ -94,7 +94,8 @@ sw::CallOptions call_options(const schemaweaver_call_params& params) {
   sw::apply_mode(params.mode ? params.mode : "schemaweaver", options);
   if (params.tool_choice) options.tool_choice = parse_tool_choice(params.tool_choice);
   if (params.max_tokens < 1) throw sw::Error("max_tokens must be at least 1");
-  if (params.max_calls < 0) throw sw::Error("max_calls must not be negative");
+  if (params.max_calls < 0 || params.thinking_budget < 0)
+    throw sw::Error("max_calls and thinking_budget must not be negative");
   options.max_tokens = params.max_tokens;
   options.max_calls = params.max_calls;
   options.thinking_budget = params.thinking_budget;

@@ -227,6 +227,9 @@ TEST(CApi, ErrorsAreStatusesWithTheirMessages) {
   params = defaults;
   params.top_p = 0;
   refused_with(kParis, params, "top_p");
+  params = defaults;
+  params.thinking_budget = -1;
+  refused_with(kParis, params, "thinking_budget");
 
   // After all that the session still calls.
   EXPECT_EQ(call(session.get(), kParis, tools.get(), nullptr).status, SCHEMAWEAVER_OK);
