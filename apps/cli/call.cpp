@@ -62,9 +62,7 @@ struct CallCommand {
     sampling.apply(options);
     options.stop = stop;
     options.logprobs = logprobs;
-    options.tool_choice = tool_choice == "auto" ? sw::ToolChoice::Auto
-                          : tool_choice == "none" ? sw::ToolChoice::None
-                                                  : sw::ToolChoice::Required;
+    options.tool_choice = sw::parse_tool_choice(tool_choice);
     options.tool = tool;
     options.given_arguments = given_arguments;
     std::vector<sw::ToolSpec> tools = schema_path.empty() ? sw::parse_tools(read_json_file(tools_path)) : std::vector<sw::ToolSpec>{};
@@ -101,10 +99,11 @@ struct CallCommand {
   // The --schema file: a JSON Schema, or OpenAI's json_schema object around one ({"name", "schema"}).
   sw::ToolSpec response_schema() const {
     const sw::Json file = read_json_file(schema_path);
-    const bool wrapped = file.is_object() && file.contains("schema") && file["schema"].is_object();
-    if (!wrapped) return sw::parse_response_schema(file);
-    if (file.contains("name") && !file["name"].is_string()) throw sw::Error("'" + schema_path + "': 'name' must be a string");
-    return sw::parse_response_schema(file["schema"], file.value("name", std::string("response")));
+    try {
+      return sw::parse_response_schema_document(file);
+    } catch (const sw::Error& e) {
+      throw sw::Error("'" + schema_path + "': " + e.what());
+    }
   }
 
   static void mark_read_only(std::vector<sw::ToolSpec>& tools, const std::string& name) {

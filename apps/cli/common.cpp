@@ -60,7 +60,7 @@ void PromptCacheOptions::apply(sw::Session& session) const {
     const char* own = std::getenv("SCHEMAWEAVER_PROMPT_CACHE");
     if (own && std::string(own) == "off") return;
     if (own && *own) folder = own;
-    else if (!cache_dir().empty()) folder = cache_dir() + "/prompts";
+    else if (const std::string cache = cache_dir(); !cache.empty()) folder = cache + "/prompts";
     else return;  // nowhere to keep it
   }
   session.use_prompt_cache(folder, max_mib << 20);

@@ -212,6 +212,8 @@ enum class ToolChoice {
              // name( ...), which is then decoded as Required decodes it; else a reply in text
   None,      // a reply in text (the tools are still shown to the model)
 };
+// "required", "auto" or "none" (OpenAI's spelling); throws Error on another name.
+ToolChoice parse_tool_choice(const std::string& name);
 
 struct CallOptions {
   DecodeMode mode = DecodeMode::SchemaWeaver;

@@ -84,6 +84,10 @@ std::vector<ToolSpec> parse_tools(const Json& tools);
 // tool's parameters. Throws Error naming the path and keyword for what parse_tools refuses, and
 // for a root that is not an object with declared properties.
 ToolSpec parse_response_schema(const Json& schema, const std::string& name = "response");
+// The same from a document that is either the schema or OpenAI's json_schema object around one
+// ({"name", "schema"}; the name "response" where it gives none). Throws Error as above, and for
+// a name that is not a string.
+ToolSpec parse_response_schema_document(const Json& document);
 
 // One tool call as the model wrote it.
 struct ToolCall {

@@ -81,18 +81,10 @@ void require_loaded(const schemaweaver_model* model) {
   if (!model->model) throw sw::Error("the model failed to load: " + model->error);
 }
 
-sw::ToolChoice parse_tool_choice(const char* text) {
-  const std::string choice = text;
-  if (choice == "required") return sw::ToolChoice::Required;
-  if (choice == "auto") return sw::ToolChoice::Auto;
-  if (choice == "none") return sw::ToolChoice::None;
-  throw sw::Error("tool_choice is '" + choice + "'; known: required, auto, none");
-}
-
 sw::CallOptions call_options(const schemaweaver_call_params& params) {
   sw::CallOptions options;
   sw::apply_mode(params.mode ? params.mode : "schemaweaver", options);
-  if (params.tool_choice) options.tool_choice = parse_tool_choice(params.tool_choice);
+  if (params.tool_choice) options.tool_choice = sw::parse_tool_choice(params.tool_choice);
   if (params.max_tokens < 1) throw sw::Error("max_tokens must be at least 1");
   if (params.max_calls < 0 || params.thinking_budget < 0)
     throw sw::Error("max_calls and thinking_budget must not be negative");
@@ -134,6 +126,10 @@ const char* schemaweaver_llama_version(void) {
 }
 
 void schemaweaver_free(char* text) { std::free(text); }
+
+static_assert(int(sw::LogLevel::Debug) == SCHEMAWEAVER_LOG_DEBUG && int(sw::LogLevel::Info) == SCHEMAWEAVER_LOG_INFO &&
+                  int(sw::LogLevel::Warn) == SCHEMAWEAVER_LOG_WARN && int(sw::LogLevel::Error) == SCHEMAWEAVER_LOG_ERROR,
+              "the C API's log levels are the C++ API's");
 
 void schemaweaver_set_log(schemaweaver_log_callback callback, void* user_data) {
   if (!callback) {
@@ -194,12 +190,8 @@ schemaweaver_tools* schemaweaver_tools_compile(const schemaweaver_model* model, 
 schemaweaver_tools* schemaweaver_schema_compile(const schemaweaver_model* model, const char* schema_json) {
   return made<schemaweaver_tools>([&](schemaweaver_tools& handle) {
     require_loaded(model);
-    const sw::Json schema = parse_json(schema_json, "the schema");
-    // OpenAI's json_schema object names its schema; a bare schema is answered as "response".
-    const bool named = schema.is_object() && schema.contains("schema") && schema.contains("name");
-    handle.tools = named ? sw::compile_schema(model->model, sw::parse_response_schema(schema["schema"],
-                                                                                      schema["name"].get<std::string>()))
-                         : sw::compile_schema(model->model, sw::parse_response_schema(schema));
+    handle.tools = sw::compile_schema(model->model,
+                                      sw::parse_response_schema_document(parse_json(schema_json, "the schema")));
   });
 }
 

@@ -643,6 +643,13 @@ std::vector<ToolSpec> parse_tools(const Json& tools) {
   return specs;
 }
 
+ToolSpec parse_response_schema_document(const Json& document) {
+  const bool wrapped = document.is_object() && document.contains("schema") && document["schema"].is_object();
+  if (!wrapped) return parse_response_schema(document);
+  if (document.contains("name") && !document["name"].is_string()) throw Error("'name' must be a string");
+  return parse_response_schema(document["schema"], document.value("name", std::string("response")));
+}
+
 ToolSpec parse_response_schema(const Json& schema, const std::string& name) {
   if (!valid_tool_name(name))
     throw Error("the response schema's name '" + name.substr(0, 200) + "' is not 1-128 of the characters A-Z a-z 0-9 _ . : / -");

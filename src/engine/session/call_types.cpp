@@ -18,6 +18,13 @@ std::string to_string(DecodeMode mode) {
   return "?";
 }
 
+ToolChoice parse_tool_choice(const std::string& name) {
+  if (name == "required") return ToolChoice::Required;
+  if (name == "auto") return ToolChoice::Auto;
+  if (name == "none") return ToolChoice::None;
+  throw Error("tool_choice is '" + name + "'; known: required, auto, none");
+}
+
 DecodeMode parse_decode_mode(const std::string& name) {
   for (DecodeMode mode : {DecodeMode::Free, DecodeMode::Constrained, DecodeMode::JumpForward, DecodeMode::Speculative,
                           DecodeMode::SchemaWeaver}) {
