@@ -48,8 +48,21 @@ cli_error(logprobs_of_a_schema "an answer in a schema writes the tokens its gram
           call -m ${SW_TEST_MODEL} --schema ${DATA}/person_schema.json -p hi --logprobs 1)
 cli_error(schema_in_free_mode "the free mode writes what the model chooses"
           call -m ${SW_TEST_MODEL} --schema ${DATA}/person_schema.json -p hi --mode free)
-cli_error(schema_free_form "a free-form object is not supported"
-          call -m ${SW_TEST_MODEL} --schema ${DATA}/free_form_schema.json -p hi)
+# A root that declares no properties (json_object): an object of any keys; one that admits only
+# {} is refused.
+add_test(NAME cli.schema_free_form COMMAND ${CLI} call -m ${SW_TEST_MODEL} --schema ${DATA}/free_form_schema.json
+         -p "Give a person's name and age as JSON.")
+set_tests_properties(cli.schema_free_form PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "\\{\"[^\"]*\": [^\n]*\\}\n")
+cli_error(schema_empty_object "its one value is \\{\\}"
+          call -m ${SW_TEST_MODEL} --schema ${DATA}/empty_object_schema.json -p hi)
+# A schema beside tools under auto: SmolLM2 answers this request in words, so the answer is the
+# schema's object; under required the schema has no place.
+add_test(NAME cli.schema_beside_tools COMMAND ${CLI} call -m ${SW_TEST_MODEL} --tools ${TOOLS}
+         --schema ${DATA}/person_schema.json --tool-choice auto -p "What is the weather in Paris?")
+set_tests_properties(cli.schema_beside_tools PROPERTIES LABELS cli
+                     PASS_REGULAR_EXPRESSION "\\{\"name\": \"[^\"]*\", \"age\": [0-9]+, \"city\": \"(Paris|Berlin|Rome)\"\\}\n")
+cli_error(schema_beside_tools_required "an answer schema is for tool_choice auto"
+          call -m ${SW_TEST_MODEL} --tools ${TOOLS} --schema ${DATA}/person_schema.json -p hi)
 cli_error(neither_tools_nor_schema "give the tools with --tools" call -m ${SW_TEST_MODEL} -p hi)
 cli_error(unknown_type "unsupported type 'complex'"
           call -m ${SW_TEST_MODEL} --tools ${DATA}/unknown_type_tools.json -p hi)

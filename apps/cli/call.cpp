@@ -65,11 +65,13 @@ struct CallCommand {
     options.tool_choice = sw::parse_tool_choice(tool_choice);
     options.tool = tool;
     options.given_arguments = given_arguments;
-    std::vector<sw::ToolSpec> tools = schema_path.empty() ? sw::parse_tools(read_json_file(tools_path)) : std::vector<sw::ToolSpec>{};
+    std::vector<sw::ToolSpec> tools = tools_path.empty() ? std::vector<sw::ToolSpec>{} : sw::parse_tools(read_json_file(tools_path));
     for (const std::string& name : read_only) mark_read_only(tools, name);
     std::vector<sw::Message> chat = messages();
     auto loaded = sw::Model::load(model.params);
-    auto compiled = schema_path.empty() ? sw::compile_tools(loaded, tools) : sw::compile_schema(loaded, response_schema());
+    // With tools, a schema is the answer where the model does not call (--tool-choice auto).
+    auto compiled = tools_path.empty() ? sw::compile_schema(loaded, response_schema()) : sw::compile_tools(loaded, tools);
+    if (!tools_path.empty() && !schema_path.empty()) options.answer_schema = sw::compile_schema(loaded, response_schema());
     options.draft_model = load_draft_model(draft_model, model.params, {spec});
     if (print_prompt) std::cerr << sw::render_prompt(*loaded, chat, tools, options) << "\n";
     sw::Session session(loaded);
@@ -118,8 +120,8 @@ struct CallCommand {
 
   void print_text(const sw::CallResult& r, double load_ms, const SinceStart& since, int restored) const {
     if (!r.thinking_text.empty()) std::cout << "reasoning: " << r.reasoning << "\n";
-    if (!schema_path.empty() && r.error.empty()) std::cout << r.text << "\n";
-    for (const sw::ToolCall& call : schema_path.empty() ? r.calls : std::vector<sw::ToolCall>{})
+    if (r.schema_answer && r.error.empty()) std::cout << r.text << "\n";
+    for (const sw::ToolCall& call : r.schema_answer ? std::vector<sw::ToolCall>{} : r.calls)
       std::cout << sw::dump_json(call.to_json()) << "\n";
     if (r.text_reply) std::cout << r.text << "\n";
     else if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
@@ -168,8 +170,8 @@ void add_call_command(CLI::App& app) {
   auto* tools = cmd->add_option("--tools", c->tools_path, "tools JSON file (OpenAI, MCP or BFCL style)");
   auto* schema = cmd->add_option("--schema", c->schema_path,
                                  "answer with one JSON object of this JSON Schema (or OpenAI json_schema object) "
-                                 "instead of a call: a structured output");
-  tools->excludes(schema);
+                                 "instead of a call: a structured output (with --tools and --tool-choice auto: "
+                                 "the answer where the model does not call)");
   auto* prompt = cmd->add_option("-p,--prompt", c->prompt, "the user's request");
   auto* messages = cmd->add_option("--messages", c->messages_path, "JSON list of OpenAI chat messages ({role, content}; an assistant's tool_calls, a tool's tool_call_id)");
   prompt->excludes(messages);

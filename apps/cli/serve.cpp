@@ -493,7 +493,11 @@ struct ServeCommand {
       auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
       std::shared_ptr<const sw::ToolSet> tool_set;
       try {
-        tool_set = request.response_schema ? tool_sets.get_schema(*request.response_schema) : tool_sets.get(request.tools);
+        // Under auto with tools, a schema is the answer where the model does not call.
+        const bool answer_only = request.response_schema && request.options.tool_choice != sw::ToolChoice::Auto;
+        tool_set = answer_only ? tool_sets.get_schema(*request.response_schema) : tool_sets.get(request.tools);
+        if (request.response_schema && !answer_only)
+          request.options.answer_schema = tool_sets.get_schema(*request.response_schema);
       } catch (const sw::Error& e) {
         return send_error(res, 400, e.what(), "invalid_request_error",
                           request.response_schema ? "response_format" : "tools");
@@ -545,7 +549,7 @@ struct ServeCommand {
     }
     metrics.record(out.result, lease.reused_prefix);
     AccessLog::generated(sw::to_string(request.options.mode), out.result.stats);
-    if (request.response_schema) openai::schema_answer_as_content(out.result);
+    if (out.result.schema_answer) openai::schema_answer_as_content(out.result);
     out.error = openai::failed_answer(out.result);
     return out;
   }
@@ -584,10 +588,11 @@ struct ServeCommand {
       return !sink.is_writable() || !write(": \n\n");
     };
     write(sse(openai::role_chunk(id, model_id, created)));
-    // Calls as they are decided; an answer in a response schema is content instead.
+    // Calls as they are decided; an answer in a response schema is content instead (the engine
+    // tells a schema's reply beside tools as content only).
     openai::CallChunks calls(id, model_id, created);
     auto write_chunk = [&](const sw::Json& chunk) { return chunk.is_null() || write(sse(chunk)); };
-    if (!request.response_schema) {
+    if (!request.response_schema || request.options.answer_schema) {
       request.options.on_call = [&](const sw::CallEvent& e) { write_chunk(calls.event(e)); };
       request.options.on_call_delta = [&](const sw::CallDelta& d) { write_chunk(calls.delta(d)); };
     }

@@ -215,6 +215,8 @@ enum class ToolChoice {
 // "required", "auto" or "none" (OpenAI's spelling); throws Error on another name.
 ToolChoice parse_tool_choice(const std::string& name);
 
+class ToolSet;
+
 struct CallOptions {
   DecodeMode mode = DecodeMode::SchemaWeaver;
   int max_tokens = 256;  // tokens chosen by the model at most, after the prompt (and the thinking)
@@ -276,6 +278,13 @@ struct CallOptions {
   // tokens at each (0 to 20; CallResult::logprobs); -1: none. A reply's tokens are all the
   // model's choices; a call's are not asked for (its forced text has no choice to weigh).
   int logprobs = -1;
+  // Under tool_choice auto, where the model does not call: its answer is one object of this
+  // schema (a set compile_schema made for the same model) instead of text - OpenAI's
+  // response_format beside tools. The opening is read as under auto (the prompt shows the
+  // tools); a reply's beginning is thrown away and the object decoded from the prompt in the
+  // mode, told to on_text (CallResult::schema_answer). null: a reply is text. Throws Error under
+  // another tool_choice, without tools, in free mode and with logprobs.
+  std::shared_ptr<const ToolSet> answer_schema;
 };
 
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,
@@ -385,13 +394,17 @@ struct CallResult {
   std::string error;  // why the text is not a valid call ("" if it is): not parsable, or a
                       // parsed call that does not fit the tools' schemas
   bool text_reply = false;             // the model replied in text (ToolChoice Auto or None)
+  // The answer is one object of a response schema (a compile_schema set's, or
+  // CallOptions::answer_schema's where the model did not call): `text` is its JSON, `calls` one
+  // call of the schema's name whose arguments are the object.
+  bool schema_answer = false;
   bool stopped_at_max_tokens = false;  // the answer was cut off at max_tokens
   // A reply in text's tokens, each with its log probability (CallOptions::logprobs >= 0).
   std::vector<TokenLogprob> logprobs;
   CallStats stats;
 
   // The result as JSON, as the CLI's --json and the C API give it: calls, text, error,
-  // text_reply, stopped_at_max_tokens, thinking_text, reasoning, decisions ([offset, margin]),
+  // text_reply, schema_answer, stopped_at_max_tokens, thinking_text, reasoning, decisions ([offset, margin]),
   // stats, events, and logprobs where asked for.
   Json to_json() const;
 };

@@ -45,11 +45,13 @@ struct ChatRequest {
   std::vector<Message> messages;
   std::vector<ToolSpec> tools;
   bool stream = false;
-  // response_format json_schema where the answer is not a call: the answer is one object of
-  // this schema (compile_schema), sent as the message's content.
+  // response_format json_schema or json_object where the answer may be other than a call: its
+  // object is sent as the message's content. Under tool_choice auto with tools the model calls
+  // or answers in it (the server compiles it as options.answer_schema); without tools or under
+  // none it is the answer (compile_schema; tool_choice is then required).
   std::optional<ToolSpec> response_schema;
   // mode, max_tokens, tool_choice (auto, none, required; a named function is required with
-  // options.tool set; required for an answer in a response schema), max_calls (1 when
+  // options.tool set; required for an answer in a response schema alone), max_calls (1 when
   // parallel_tool_calls is false)
   CallOptions options;
 };

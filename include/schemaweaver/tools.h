@@ -64,6 +64,11 @@ struct ToolSpec {
   std::string description;
   std::vector<Property> arguments;  // required ones first is NOT implied: declared order
   bool read_only = false;           // MCP annotations.readOnlyHint
+  // An answer's root object that declares no properties but takes any keys (response_format
+  // json_object, or a schema such as {"type": "object", "additionalProperties": {...}}): its
+  // schema, a free-form Object, decoded and checked as one value. Tools never have it: their
+  // parameters that declare no properties take {}.
+  std::shared_ptr<const Schema> free_form_arguments;
 
   // {"type": "function", "function": {...}} with standard JSON Schema types.
   Json to_openai() const;
@@ -81,8 +86,9 @@ std::vector<ToolSpec> parse_tools(const Json& tools);
 
 // A response schema (OpenAI's response_format json_schema) read as the one tool of an answer in
 // that schema: named `name`, the root object's properties its arguments, every keyword as in a
-// tool's parameters. Throws Error naming the path and keyword for what parse_tools refuses, and
-// for a root that is not an object with declared properties.
+// tool's parameters; a root that declares no properties takes any keys (free_form_arguments:
+// {"type": "object"} is OpenAI's json_object). Throws Error naming the path and keyword for what
+// parse_tools refuses, and for a root that is not an object or admits only {}.
 ToolSpec parse_response_schema(const Json& schema, const std::string& name = "response");
 // The same from a document that is either the schema or OpenAI's json_schema object around one
 // ({"name", "schema"}; the name "response" where it gives none). Throws Error as above, and for

@@ -297,23 +297,8 @@ std::vector<std::string> parse_stop(const Json& body) {
   return out;
 }
 
-// OpenAI's response_format: text (the default), or json_schema - the answer is one JSON object of
-// the schema where no call is made (no tools, or tool_choice none). json_object is refused: an
-// object of any keys has no properties to decode (give its schema).
-void parse_response_format(const Json& body, const Limits& limits, ChatRequest& request) {
-  if (!body.contains("response_format") || body["response_format"].is_null()) return;
-  const Json& format = body["response_format"];
-  if (!format.is_object() || !format.contains("type") || !format["type"].is_string())
-    throw RequestError("'response_format' must be {\"type\": \"text\"} or {\"type\": \"json_schema\", ...}",
-                       "response_format");
-  const std::string type = format["type"].get<std::string>();
-  if (type == "text") return;
-  if (type == "json_object")
-    throw RequestError("response_format json_object (an object of any keys) is not supported: give the object's "
-                       "schema with {\"type\": \"json_schema\", \"json_schema\": {\"name\", \"schema\"}}",
-                       "response_format", "unsupported_parameter");
-  if (type != "json_schema")
-    throw RequestError("'response_format.type' is '" + type + "'; known: text, json_schema", "response_format.type");
+// response_format json_schema's schema, read as an answer's one tool.
+ToolSpec read_json_schema_format(const Json& format, const Limits& limits) {
   const Json& spec = require(format, "json_schema", "response_format");
   if (!spec.is_object()) throw RequestError("'response_format.json_schema' must be an object", "response_format.json_schema");
   const std::string name = require_string(spec, "name", "response_format.json_schema");
@@ -324,19 +309,38 @@ void parse_response_format(const Json& body, const Limits& limits, ChatRequest& 
   if (depth(schema) > limits.schema_depth)
     throw RequestError("'" + where + "' nests deeper than " + std::to_string(limits.schema_depth) + " levels", where,
                        "too_deep");
-  ToolSpec answer;
   try {
-    answer = parse_response_schema(schema, name);
+    return parse_response_schema(schema, name);
   } catch (const Error& e) {
     throw RequestError(std::string("'") + where + "': " + e.what(), where);
   }
+}
+
+// OpenAI's response_format: text (the default), json_schema - the answer is one JSON object of
+// the schema where no call is made - or json_object, an object of any keys (the schema
+// {"type": "object"}).
+void parse_response_format(const Json& body, const Limits& limits, ChatRequest& request) {
+  if (!body.contains("response_format") || body["response_format"].is_null()) return;
+  const Json& format = body["response_format"];
+  if (!format.is_object() || !format.contains("type") || !format["type"].is_string())
+    throw RequestError("'response_format' must be {\"type\": \"text\"}, {\"type\": \"json_object\"} or "
+                       "{\"type\": \"json_schema\", ...}",
+                       "response_format");
+  const std::string type = format["type"].get<std::string>();
+  if (type == "text") return;
+  ToolSpec answer;
+  if (type == "json_object") {
+    answer = parse_response_schema(Json{{"type", "object"}}, "json_object");
+  } else if (type == "json_schema") {
+    answer = read_json_schema_format(format, limits);
+  } else {
+    throw RequestError("'response_format.type' is '" + type + "'; known: text, json_object, json_schema",
+                       "response_format.type");
+  }
   ToolChoice& choice = request.options.tool_choice;
-  if (!request.tools.empty() && choice == ToolChoice::Auto)
-    throw RequestError("response_format json_schema with tools under tool_choice auto is not supported: send "
-                       "tool_choice \"required\" for a call or \"none\" for the answer in the schema",
-                       "response_format", "unsupported_parameter");
   if (choice == ToolChoice::Required) return;  // a call: the answer has no content to shape
   request.response_schema = std::move(answer);
+  if (!request.tools.empty() && choice == ToolChoice::Auto) return;  // a call, or the schema's object
   choice = ToolChoice::Required;  // the schema's object is the answer
 }
 

@@ -357,6 +357,54 @@ TEST(Weaver, AnswerInASchemaIsItsObjectInEveryMode) {
   EXPECT_THROW(session.call(request, *schema, options), sw::Error);
 }
 
+// A response schema beside tools under auto (CallOptions::answer_schema): where the model does
+// not call (SmolLM2 describes the weather in words) its reply is thrown away at the opening and the
+// schema's object decoded from the prompt, which shows the tools; told as text, never as a call.
+// The same in branches as in jump-forward. The schema is refused where it cannot apply.
+TEST(Weaver, AReplyBesideToolsIsTheAnswerSchemasObject) {
+  const sw::ToolSpec report = sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "properties": {
+      "city": {"type": "string", "maxLength": 20}, "sunny": {"type": "boolean"}},
+      "required": ["city", "sunny"], "additionalProperties": false})"), "report");
+  auto tools = sw::compile_tools(model(), weather_tools());
+  const std::vector<sw::Message> request = {{"user", "What is the weather in Paris?"}};
+  sw::Session session(model());
+  sw::CallOptions free_reply = weaving();
+  free_reply.tool_choice = sw::ToolChoice::Auto;
+  ASSERT_TRUE(session.call(request, *tools, free_reply).text_reply) << "precondition: SmolLM2 replies in text";
+  std::string reference;
+  for (sw::DecodeMode mode : {sw::DecodeMode::JumpForward, sw::DecodeMode::SchemaWeaver}) {
+    sw::CallOptions options = weaving();
+    options.mode = mode;
+    options.tool_choice = sw::ToolChoice::Auto;
+    options.answer_schema = sw::compile_schema(model(), report);
+    std::string told;
+    int calls_told = 0;
+    options.on_text = [&](const std::string& piece) { told += piece; };
+    options.on_call = [&](const sw::CallEvent&) { ++calls_told; };
+    const sw::CallResult r = session.call(request, *tools, options);
+    ASSERT_TRUE(r.error.empty()) << r.error << "\n" << r.text;
+    EXPECT_TRUE(r.schema_answer);
+    EXPECT_FALSE(r.text_reply);
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0].name, "report");
+    EXPECT_EQ(sw::Json::parse(r.text), r.calls[0].arguments) << r.text;
+    EXPECT_EQ(sw::schema_violation({report}, r.calls[0]), "");
+    EXPECT_EQ(told, r.text);
+    EXPECT_EQ(calls_told, 0);
+    if (reference.empty()) reference = r.text;
+    EXPECT_EQ(r.text, reference) << sw::to_string(mode);
+  }
+  sw::CallOptions options = weaving();
+  options.answer_schema = sw::compile_schema(model(), report);
+  EXPECT_THROW(session.call(request, *tools, options), sw::Error);  // required: a call
+  options.tool_choice = sw::ToolChoice::Auto;
+  options.mode = sw::DecodeMode::Free;
+  EXPECT_THROW(session.call(request, *tools, options), sw::Error);
+  options.mode = sw::DecodeMode::JumpForward;
+  options.answer_schema = tools;  // not a schema's set
+  EXPECT_THROW(session.call(request, *tools, options), sw::Error);
+}
+
 TEST(Weaver, GivenArgumentSetGetsBranchesAndNoOptionalDecision) {
   sw::CallOptions options = weaving();
   options.tool = "get_weather";

@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+import jsonschema
 import openai
 
 from server_checks import arguments, check
@@ -79,6 +80,34 @@ def run_case(client, tools, form, system, user):
           f"the streamed call equals the whole one ({form}): {name} {streamed_arguments} {finish}")
 
 
+# A response_format beside the tools: the model calls, or answers in the schema instead of text.
+JOKE = {"type": "object", "properties": {"setup": {"type": "string", "maxLength": 120},
+                                         "punchline": {"type": "string", "maxLength": 120}},
+        "required": ["setup", "punchline"], "additionalProperties": False}
+
+
+def with_response_format(client, tools):
+    """Under auto with a response_format, the weather question is still a call, and the request
+    for a joke - text without the schema - is the schema's object, whole and streamed."""
+    body = {"type": "json_schema", "json_schema": {"name": "joke", "schema": JOKE, "strict": True}}
+    r = client.chat.completions.create(model="any", messages=messages_of(None, OSLO), tools=tools, max_tokens=64,
+                                       response_format=body)
+    choice = r.choices[0]
+    check(choice.finish_reason == "tool_calls" and choice.message.tool_calls[0].function.name == "get_weather"
+          and not choice.message.content, f"a response_format beside tools: the weather is still a call: {choice}")
+    for mode in ("jump-forward", "schemaweaver"):
+        r = client.chat.completions.create(model="any", messages=messages_of(None, "Tell me a joke"), tools=tools,
+                                           max_tokens=128, response_format=body, extra_body={"x_decoding_mode": mode})
+        choice = r.choices[0]
+        jsonschema.validate(json.loads(choice.message.content), JOKE)
+        check(choice.finish_reason == "stop" and not choice.message.tool_calls,
+              f"and a joke is the schema's object ({mode}): {choice.message.content}")
+    streamed = "".join(chunk.choices[0].delta.content or "" for chunk in client.chat.completions.create(
+        model="any", messages=messages_of(None, "Tell me a joke"), tools=tools, max_tokens=128, response_format=body,
+        stream=True, extra_body={"x_decoding_mode": "schemaweaver"}))
+    check(streamed == choice.message.content, f"streamed, the same object: {streamed}")
+
+
 def main():
     args, tools = arguments(models="the folder of the fetched models")
     for model in sorted({case[0] for case in CASES}):
@@ -86,6 +115,8 @@ def main():
             client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=300)
             for _, form, system, user in (case for case in CASES if case[0] == model):
                 run_case(client, tools, form, system, user)
+            if model == QWEN_05B:
+                with_response_format(client, tools)
             check(server.poll() is None, f"the server on {model} is still running")
     print("all tool_choice auto checks passed")
 

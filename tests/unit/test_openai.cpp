@@ -95,10 +95,6 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
   EXPECT_EQ(rejected_param(request(R"(, "x_decoding_mode": "schemaweaver/auto")")), "x_decoding_mode");
   EXPECT_EQ(rejected_param(request(R"(, "n": 2)")), "n");
   // What the answer must be, and the engine cannot give: refused, never ignored.
-  EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "x",
-            "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}})")),
-            "response_format");  // beside tools under tool_choice auto
-  EXPECT_EQ(rejected_param(request(R"(, "response_format": {"type": "json_object"})")), "response_format");
   // logprobs: true or false; top_logprobs 0 to 20, an integer, with logprobs only.
   EXPECT_EQ(rejected_param(request(R"(, "logprobs": "yes")")), "logprobs");
   EXPECT_EQ(rejected_param(request(R"(, "top_logprobs": 2)")), "top_logprobs");
@@ -116,7 +112,8 @@ TEST(OpenAiRequest, NamesTheFieldItRejects) {
 }
 
 // response_format json_schema: the answer is one object of the schema where no call is made; a
-// call when tool_choice asks for one; refused by name where it cannot be honoured.
+// call when tool_choice asks for one; under auto with tools either; refused by name where it
+// cannot be honoured. json_object: an object of any keys.
 TEST(OpenAiRequest, ResponseFormatJsonSchema) {
   const std::string person = R"({"type": "json_schema", "json_schema": {"name": "person", "strict": true,
     "schema": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -140,7 +137,16 @@ TEST(OpenAiRequest, ResponseFormatJsonSchema) {
   unsupported["response_format"]["json_schema"]["schema"]["properties"]["age"]["not"] = Json::object();
   EXPECT_EQ(rejected_param(unsupported), "response_format.json_schema.schema");  // checked all the same
   with_tools["tool_choice"] = "auto";
-  EXPECT_EQ(rejected_param(with_tools), "response_format");
+  r = openai::parse_chat_request(with_tools);
+  ASSERT_TRUE(r.response_schema);  // the answer where the model does not call
+  EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Auto);
+
+  Json json_object = body;
+  json_object["response_format"] = Json::parse(R"({"type": "json_object"})");
+  r = openai::parse_chat_request(json_object);
+  ASSERT_TRUE(r.response_schema && r.response_schema->free_form_arguments);
+  EXPECT_TRUE(r.response_schema->arguments.empty());
+  EXPECT_EQ(r.options.tool_choice, sw::ToolChoice::Required);
 
   auto rejected_format = [&](const std::string& format) {
     Json b = body;
@@ -149,8 +155,8 @@ TEST(OpenAiRequest, ResponseFormatJsonSchema) {
   };
   EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "array"}}})"),
             "response_format.json_schema.schema");
-  EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}})"),
-            "response_format.json_schema.schema");  // free-form: no properties to decode
+  EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object",
+            "additionalProperties": false}}})"), "response_format.json_schema.schema");  // {} alone
   EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"schema": {"type": "object"}}})"),
             "response_format.json_schema.name");
   EXPECT_EQ(rejected_format(R"({"type": "json_schema", "json_schema": {"name": "a b", "schema": {"type": "object",
@@ -159,7 +165,6 @@ TEST(OpenAiRequest, ResponseFormatJsonSchema) {
             "response_format.json_schema.strict");
   EXPECT_EQ(rejected_format(R"({"type": "xml"})"), "response_format.type");
   EXPECT_EQ(rejected_format(R"("json")"), "response_format");
-  EXPECT_EQ(rejected_format(R"({"type": "json_object"})"), "response_format");
 
   sw::CallResult cut;
   cut.calls = {{"person", Json::object()}};

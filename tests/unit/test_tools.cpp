@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "schemaweaver/tools.h"
+#include "testing.h"
 
 namespace {
 
@@ -143,6 +144,39 @@ TEST(Tools, DumpJsonInPythonStyle) {
 
 }  // namespace
 
+// A root that declares no properties takes any keys (json_object is {"type": "object"}): one
+// value, decoded under a free-form object's grammar and checked as one; its values typed by
+// additionalProperties where it gives a schema.
+TEST(ResponseSchema, AFreeFormRootTakesAnyKeys) {
+  const sw::ToolSpec any = sw::parse_response_schema(sw::Json::parse(R"({"type": "object"})"), "json_object");
+  ASSERT_TRUE(any.free_form_arguments);
+  EXPECT_TRUE(any.arguments.empty());
+  EXPECT_EQ(any.to_openai()["function"]["parameters"], sw::Json::parse(R"({"type": "object"})"));
+  const sw::ToolSpec counts = sw::parse_response_schema(
+      sw::Json::parse(R"({"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}})"), "counts");
+  ASSERT_TRUE(counts.free_form_arguments && counts.free_form_arguments->items);
+  EXPECT_TRUE(sw::parse_response_schema(sw::Json::parse("{}")).free_form_arguments);  // untyped: an object
+
+  const sw::CallFormat format = sw::CallFormat::schema_answer();
+  auto grammar = sw::build_call_grammar(format, {counts}, 1);
+  auto accepts = [&](const std::string& text) {
+    sw::Matcher m(grammar);
+    return m.advance(text) && m.can_end();
+  };
+  EXPECT_TRUE(accepts(R"({})"));
+  EXPECT_TRUE(accepts(R"({"apples": 3, "pears": 0})"));
+  EXPECT_FALSE(accepts(R"({"apples": -3})"));
+  EXPECT_FALSE(accepts(R"({"apples": "3"})"));
+  EXPECT_FALSE(accepts(R"([1])"));
+  auto tail = sw::build_tail_grammar("", format, {}, sw::Members::NoneYet, sw::NextCall::Forbidden,
+                                     counts.free_form_arguments.get());
+  sw::Matcher m(tail);
+  EXPECT_TRUE(m.advance(R"({"a": 1, "b": 2})") && m.can_end()) << "the serial reference writes the whole object";
+  EXPECT_EQ(sw::schema_violation({counts}, {"counts", sw::Json::parse(R"({"a": 1})")}), "");
+  EXPECT_NE(sw::schema_violation({counts}, {"counts", sw::Json::parse(R"({"a": "x"})")}), "");
+  EXPECT_EQ(sw::schema_violation({any}, {"json_object", sw::Json::parse(R"({"a": [1, {"b": null}]})")}), "");
+}
+
 // A response schema (structured outputs) read as the one tool of its answers.
 TEST(ResponseSchema, RootObjectPropertiesBecomeTheArguments) {
   sw::ToolSpec answer = sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "description": "A person.",
@@ -162,8 +196,8 @@ TEST(ResponseSchema, RootObjectPropertiesBecomeTheArguments) {
     return std::string("accepted");
   };
   EXPECT_NE(refusal(R"({"type": "array", "items": {"type": "string"}})").find("response schema 'response'"), std::string::npos);
-  EXPECT_NE(refusal(R"({"type": "object"})").find("free-form"), std::string::npos);
-  EXPECT_NE(refusal(R"({"type": "object", "additionalProperties": {"type": "integer"}})").find("free-form"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type": "object", "additionalProperties": false})").find("its one value is {}"), std::string::npos);
+  EXPECT_NE(refusal(R"({"anyOf": [{"type": "object"}, {"type": "string"}]})").find("not anyOf"), std::string::npos);
   EXPECT_NE(refusal(R"({"type": "object", "properties": {"a": {"type": "string", "not": {}}}})").find("properties.a.not"),
             std::string::npos);
   EXPECT_NE(refusal(R"([1])").find("must be a JSON object"), std::string::npos);

@@ -135,8 +135,10 @@ Opening classify_opening(const std::string& text, const CallFormat& format, cons
   return Opening::Text;
 }
 
-OpeningProbe::OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser)
-    : model_(model), tools_(tools), free_(make_strategy(DecodeMode::Free, model, nullptr, chooser)) {}
+OpeningProbe::OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser,
+                           bool stops_at_text)
+    : model_(model), tools_(tools), free_(make_strategy(DecodeMode::Free, model, nullptr, chooser)),
+      stops_at_text_(stops_at_text) {}
 
 Step OpeningProbe::next(const float* logits) {
   Step step = free_->next(logits);
@@ -151,6 +153,7 @@ Step OpeningProbe::next(const float* logits) {
   state_ = classify_opening(opened, model_.format, tools_);
   if (state_ == Opening::Call) return {{}, 0, false, true, kNoRival};
   if (state_ == Opening::Undecided && ++tokens_ >= kMaxTokens) state_ = Opening::Text;
+  if (state_ == Opening::Text && stops_at_text_) return {{}, 0, false, true, kNoRival};
   text_ = std::move(opened);
   return step;
 }

@@ -32,12 +32,14 @@ enum class Opening {
 Opening classify_opening(const std::string& text, const CallFormat& format, const std::vector<ToolSpec>& tools);
 
 // Free decoding that stops, without taking the token, where the answer becomes the beginning
-// of a call, and otherwise goes on as free decoding. Openings that stay undecided for
-// kMaxTokens tokens are text.
+// of a call, and otherwise goes on as free decoding - or, with `stops_at_text` (a reply that
+// will be decoded otherwise), stops there too. Openings that stay undecided for kMaxTokens
+// tokens are text.
 class OpeningProbe : public Strategy {
  public:
   static constexpr int kMaxTokens = 16;
-  OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser);
+  OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser,
+               bool stops_at_text = false);
   Step next(const float* logits) override;
   bool found_call() const { return state_ == Opening::Call; }
   bool decided_text() const { return state_ == Opening::Text; }
@@ -51,6 +53,7 @@ class OpeningProbe : public Strategy {
   std::string text_;
   int tokens_ = 0;
   Opening state_ = Opening::Undecided;
+  const bool stops_at_text_;
   float margin_ = kNoRival;
 };
 

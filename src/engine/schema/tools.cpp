@@ -496,13 +496,17 @@ RawTool unwrap_dialect(const Json& entry, const Where& where) {
 }
 
 // The properties of an object schema `node` (a tool's parameters, a response schema).
-std::vector<Property> read_object_properties(const Json& node, const Where& where) {
+Schema read_object(const Json& node, const Where& where) {
   Schema object = SchemaReader(node).read(node, where);
   if (SchemaReader::is_never(object))
     where.fail("a recursive '$ref' admits no value within " + std::to_string(SchemaReader::kRecursionDepth) +
                " levels (it is always required)");
   if (object.type != Type::Object && object.type != Type::Any) where.fail("the schema must describe an object");
-  return std::move(object.properties);
+  return object;
+}
+
+std::vector<Property> read_object_properties(const Json& node, const Where& where) {
+  return read_object(node, where).properties;
 }
 
 ToolSpec parse_tool(const Json& entry, size_t index) {
@@ -611,7 +615,7 @@ Json Schema::to_json() const {
 
 Json ToolSpec::to_openai() const {
   Json function = {{"name", name}, {"description", description}};
-  function["parameters"] = properties_to_json(arguments);
+  function["parameters"] = free_form_arguments ? free_form_arguments->to_json() : properties_to_json(arguments);
   return {{"type", "function"}, {"function", function}};
 }
 
@@ -659,10 +663,16 @@ ToolSpec parse_response_schema(const Json& schema, const std::string& name) {
   answer.name = name;
   if (schema.contains("description") && schema["description"].is_string())
     answer.description = schema["description"].get<std::string>();
-  answer.arguments = read_object_properties(schema, where);
-  // An object whose keys are not declared would be decoded as {} (a call writes declared
-  // arguments only): refused rather than answered empty.
-  if (answer.arguments.empty()) where.fail("the root object must declare its properties (a free-form object is not supported)");
+  Schema root = read_object(schema, where);
+  answer.arguments = std::move(root.properties);
+  if (!answer.arguments.empty()) return answer;
+  // No declared keys: any keys (typed by additionalProperties), decoded as one value.
+  const bool untyped = root.type == Type::Any && root.any_of.empty() && root.enum_values.empty() && root.checks.empty();
+  if (untyped) root.type = Type::Object, root.free_form = true;  // {}: an answer is an object
+  if (root.type != Type::Object || !root.any_of.empty() || !root.enum_values.empty())
+    where.fail("the root must be an object schema with properties or additionalProperties (not anyOf or enum)");
+  if (!root.free_form) where.fail("the root object declares no properties and takes no others: its one value is {}");
+  answer.free_form_arguments = std::make_shared<const Schema>(std::move(root));
   return answer;
 }
 

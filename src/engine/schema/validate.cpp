@@ -104,7 +104,9 @@ std::string value_violation(const Schema& schema, const Json& value, const std::
 
 std::string schema_violation(const std::vector<ToolSpec>& tools, const ToolCall& call) {
   for (const ToolSpec& tool : tools) {
-    if (tool.name == call.name) return object_violation(tool.arguments, call.arguments, call.name);
+    if (tool.name != call.name) continue;
+    if (tool.free_form_arguments) return value_violation(*tool.free_form_arguments, call.arguments, call.name);
+    return object_violation(tool.arguments, call.arguments, call.name);
   }
   return "unknown tool '" + call.name + "'";
 }

@@ -160,6 +160,11 @@ void Answer::decode() {
     generated_ = reply(*strategy, [] { return true; });
   } else if (options_.tool_choice == ToolChoice::Auto) {
     opening = open();
+    declined_ = result_.text_reply && options_.answer_schema;
+  }
+  if (declined_) {
+    stats_.decisions.push_back(*opening);
+    return;
   }
   if (result_.text_reply) {
     stats_.phases.push_back({"reply", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
@@ -172,9 +177,10 @@ void Answer::decode() {
     decode_serially();
   }
   count_generation(stats_, generated_);
-  stats_.decisions = std::move(generated_.decisions);
-  if (opening) stats_.decisions.insert(stats_.decisions.begin(), *opening);
+  if (opening) stats_.decisions.push_back(*opening);
+  stats_.decisions.insert(stats_.decisions.end(), generated_.decisions.begin(), generated_.decisions.end());
   result_.text = generated_.text;
+  result_.schema_answer = !tools_.format().named;
   result_.stopped_at_max_tokens = generated_.hit_token_limit;
   stats_.call_ms = since_prefill();
   stats_.executable_ms = executable_ms(tracker_, stats_.events, stats_.call_ms);
@@ -195,11 +201,13 @@ std::optional<Decision> Answer::open() {
   const size_t answer_start = size_t(context_.used());
   const float* after_prompt = context_.last_logits();
   std::vector<float> prompt_logits(after_prompt, after_prompt + model_.vocab_size());
-  OpeningProbe probe(model_, tools_.tools(), chooser_);
-  generated_ = reply(probe, [&probe] { return probe.decided_text(); });
+  // A reply that will be the schema's object is not told, nor stopped: its beginning is not kept.
+  const bool in_schema = options_.answer_schema != nullptr;
+  OpeningProbe probe(model_, tools_.tools(), chooser_, in_schema);
+  generated_ = reply(probe, [&probe, in_schema] { return !in_schema && probe.decided_text(); });
   result_.text_reply = !probe.found_call();
-  if (result_.text_reply) return std::nullopt;
-  result_.logprobs.clear();  // the probe's tokens, which the call does not keep
+  if (result_.text_reply && !in_schema) return std::nullopt;
+  result_.logprobs.clear();  // the probe's tokens, which the answer does not keep
   const PassCounter passes = generated_.passes;
   if (passes.passes > 0) stats_.phases.push_back({"opening", passes.passes, passes.tokens, since_prefill()});
   count_passes(stats_, passes);

@@ -28,6 +28,9 @@ class Answer {
 
   // Decodes the answer; the stats of its passes and its decisions into the result.
   void decode();
+  // Whether the model chose not to call where its reply is to be one object of
+  // CallOptions::answer_schema: the opening is thrown away, the context back at the prompt.
+  bool declined_call() const { return declined_; }
   // The answer's calls, or why it has none that stand (CallResult::error).
   void judge(const std::vector<ToolSpec>& all_tools);
 
@@ -38,7 +41,8 @@ class Answer {
   void tell_decided_text();
   // Under auto the answer begins freely: a reply in text goes on as it began; at the beginning
   // of a call the text is thrown away and the call decoded in the mode, from the prompt's
-  // logits. Returns the decision between the two where it is a call.
+  // logits - as is a reply's beginning where the reply is to be an answer_schema's object.
+  // Returns the decision between the two where the text was thrown away.
   std::optional<Decision> open();
   // A free answer by `strategy` (a reply, or the opening probe's); once `is_text` says it is a
   // reply in text, its text is told to CallOptions::on_text as it is decided and ends before the
@@ -70,6 +74,7 @@ class Answer {
   GenerationResult generated_;
   std::vector<ToolCall> woven_calls_;
   std::string failure_;  // why the weaver's turn stopped early
+  bool declined_ = false;
 };
 
 }  // namespace sw

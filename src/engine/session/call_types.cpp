@@ -125,7 +125,8 @@ Json CallResult::to_json() const {
   for (const Decision& d : stats.decisions)
     decision_list.push_back({d.offset, std::isfinite(d.margin) ? Json(d.margin) : Json(nullptr)});
   Json out = {{"calls", call_list}, {"text", text}, {"error", error}, {"text_reply", text_reply},
-              {"stopped_at_max_tokens", stopped_at_max_tokens}, {"thinking_text", thinking_text},
+              {"schema_answer", schema_answer}, {"stopped_at_max_tokens", stopped_at_max_tokens},
+              {"thinking_text", thinking_text},
               {"reasoning", reasoning}, {"decisions", decision_list}, {"stats", stats.to_json()},
               {"events", event_list}};
   if (!logprobs.empty()) {

@@ -147,6 +147,39 @@ void check_schema_answer(const CallOptions& options) {
   // Nor a list of calls: CallFormat::as_list refuses that.
 }
 
+// A schema for the reply of a call under auto (CallOptions::answer_schema): a schema's set for
+// the same model, beside tools.
+void check_answer_schema(const CallOptions& options, const CompiledToolSet& tools,
+                         const std::shared_ptr<const Model>& model) {
+  const CompiledToolSet& schema = compiled(*options.answer_schema);
+  if (schema.format().named) throw Error("answer_schema must be a response schema's set (compile_schema)");
+  if (schema.model_handle() != model) throw Error("the answer schema was compiled for another model");
+  if (options.tool_choice != ToolChoice::Auto)
+    throw Error("an answer schema is for tool_choice auto: under none call with the schema's own set, under "
+                "required the answer is a call");
+  if (!tools.format().named || tools.tools().empty())
+    throw Error("an answer schema goes beside tools (without them, call with the schema's own set)");
+  if (options.mode == DecodeMode::Free)
+    throw Error("an answer in a schema is decoded under the schema's grammar: the free mode writes what the model chooses");
+  if (options.logprobs >= 0)
+    throw Error("logprobs are given for a reply in text: an answer in a schema writes the tokens its grammar forces "
+                "without weighing them");
+}
+
+// The options of a reply in CallOptions::answer_schema's object: the schema's one answer, told
+// as content, never as calls.
+CallOptions schema_reply_options(const CallOptions& options) {
+  CallOptions in_schema = options;
+  in_schema.tool_choice = ToolChoice::Required;
+  in_schema.answer_schema = nullptr;
+  in_schema.tool.clear();
+  in_schema.given_arguments.clear();
+  in_schema.calls_as_list = false;
+  in_schema.on_call = nullptr;
+  in_schema.on_call_delta = nullptr;
+  return in_schema;
+}
+
 // The tools a call may use: all, or the one the caller chose, written as a list if the caller
 // asked (the set held by `chosen`). A call that may be a reply in text may go without tools.
 const CompiledToolSet& usable_tools(const CompiledToolSet& tools, const CallOptions& options,
@@ -181,6 +214,7 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
   if (all_tools.model_handle() != state.model) throw Error("the tool set was compiled for another model");
   Prepared p;
   p.tools = &usable_tools(all_tools, options, p.chosen);
+  if (options.answer_schema) check_answer_schema(options, *p.tools, state.model);
   if (messages.empty()) throw Error("no messages given");
   if (options.max_tokens <= 0) throw Error("max_tokens must be positive");
   if (options.max_calls < 0) throw Error("max_calls must be 0 (any number) or positive");
@@ -335,11 +369,20 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   Answer answer(context, model, *prepared.tools, options, Planning{curve, state_->history}, drafter.get(), chooser,
                 prefilled, result);
   answer.decode();
+  // The model chose not to call: its answer is the schema's object, decoded from the prompt.
+  std::optional<Answer> in_schema;
+  const CallOptions in_schema_options = answer.declined_call() ? schema_reply_options(options) : CallOptions{};
+  if (answer.declined_call()) {
+    in_schema.emplace(context, model, compiled(*options.answer_schema), in_schema_options,
+                      Planning{curve, state_->history}, drafter.get(), chooser, prefilled, result);
+    in_schema->decode();
+  }
   save_tool_prefix(*state_, std::move(uncached_prefix), s);
   state_->keep_costs_when_due();
   s.peak_rss_kb = peak_rss_kb();
   s.compile_ms = compile_clock_ms() - compiled_before;
-  answer.judge(all_tools.tools());
+  if (in_schema) in_schema->judge(options.answer_schema->tools());
+  else answer.judge(all_tools.tools());
   return result;
 }
 

@@ -305,6 +305,15 @@ Sequence call_ending(SchemaRules& rules, const CallFormat& format) {
   return G::literal(format.id_prefix) + rules.value(id, "call-id") + G::literal(format.call_suffix);
 }
 
+// A call's arguments object: its declared properties, or any keys where the answer's root is
+// free-form (ToolSpec::free_form_arguments, a JSON object).
+Sequence arguments_object(SchemaRules& rules, const std::vector<Property>& declared, const Schema* free_form,
+                          const std::string& name, const ArgumentSyntax& syntax) {
+  if (!free_form) return rules.object(declared, name, syntax);
+  if (!syntax.notation.json()) throw Error("internal: a free-form answer is a JSON object");
+  return rules.value(*free_form, name);
+}
+
 }  // namespace
 
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
@@ -316,7 +325,9 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   for (const ToolSpec& tool : tools) {
     const std::string name = format.named ? tool.name + format.name_suffix : "";
     per_tool.push_back(G::literal(name + format.args_prefix) +
-                       rules.object(tool.arguments, "args-" + tool.name, format.arguments) + call_ending(rules, format));
+                       arguments_object(rules, tool.arguments, tool.free_form_arguments.get(), "args-" + tool.name,
+                                        format.arguments) +
+                       call_ending(rules, format));
   }
   uint32_t call = b.add("call", {G::literal(format.name_prefix) + b.ref(b.add("tool", per_tool))});
   Sequence more_call = G::literal(format.separator) + b.ref(call);
@@ -349,11 +360,12 @@ std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, con
 
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
                                                   const std::vector<Property>& optional, Members members,
-                                                  NextCall next) {
+                                                  NextCall next, const Schema* free_form) {
   GrammarBuilder b;
   SchemaRules rules(b, format.arguments);
-  Sequence object = members == Members::Written ? rules.object_rest(optional, "args", format.arguments)
-                                                : rules.object(optional, "args", format.arguments);
+  Sequence object = members == Members::Written
+                        ? rules.object_rest(optional, "args", format.arguments)
+                        : arguments_object(rules, optional, free_form, "args", format.arguments);
   std::vector<Sequence> ends{G::literal(format.closer)};
   if (next == NextCall::Allowed && format.parallel) ends.push_back(G::literal(format.separator));
   uint32_t end = b.add("end", ends);

@@ -44,9 +44,10 @@ std::shared_ptr<const Grammar> build_head_grammar(const std::string& prefix, con
 // The tail of a call: `prefix`, the arguments' remaining `optional` members (each at most
 // once, in order) and their close - or, if no member is written yet, all the arguments - then
 // the format's call suffix and closer, or (where another call is allowed and the format writes
-// more than one a turn) its separator before another.
+// more than one a turn) its separator before another. `free_form`: the tool's
+// ToolSpec::free_form_arguments, whose object is written whole (members NoneYet).
 std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, const CallFormat& format,
                                                   const std::vector<Property>& optional, Members members,
-                                                  NextCall next);
+                                                  NextCall next, const Schema* free_form = nullptr);
 
 }  // namespace sw

@@ -127,7 +127,7 @@ std::shared_ptr<const Grammar> CompiledToolSet::tail(const ToolSpec& tool, const
   return grammars_.get(key, [&] {
     std::vector<Property> later =
         optional == OptionalArguments::Follow ? optional_arguments(tool) : std::vector<Property>{};
-    return build_tail_grammar(prefix, format_, later, members, next);
+    return build_tail_grammar(prefix, format_, later, members, next, tool.free_form_arguments.get());
   });
 }
 
@@ -147,7 +147,8 @@ std::shared_ptr<const Grammar> CompiledToolSet::reference(const ToolSpec& tool,
     if (optional == OptionalArguments::Follow) {
       for (const Property& p : optional_arguments(tool)) arguments.push_back(p);
     }
-    return build_tail_grammar(before + format_.call_head(tool.name), format_, arguments, Members::NoneYet, next);
+    return build_tail_grammar(before + format_.call_head(tool.name), format_, arguments, Members::NoneYet, next,
+                              tool.free_form_arguments.get());
   });
 }
 
