@@ -149,6 +149,10 @@ typedef struct schemaweaver_call_params {
   float min_p;
   uint64_t seed;           /* used when `seeded` */
   bool seeded;
+  /* With tool_choice "auto": where the model does not call, its answer is one object of this
+     schema (schemaweaver_schema_compile) instead of text - the result's "schema_answer" is then
+     true, its "text" the object. NULL (default): a reply is text. */
+  const schemaweaver_tools* answer_schema;
   schemaweaver_call_callback on_call;  /* NULL: none */
   schemaweaver_cancel_callback cancel; /* NULL: none */
   void* user_data;                     /* handed to both callbacks */
@@ -158,7 +162,7 @@ schemaweaver_call_params schemaweaver_call_default_params(void);  /* thread-safe
 /* Makes one call: renders the messages (a JSON list of OpenAI chat messages) with the model's
  * chat template and the tools, and decodes the answer. On SCHEMAWEAVER_OK, *result_json is the
  * result (free with schemaweaver_free): {"calls": [{"name", "arguments"}], "text", "error",
- * "text_reply", "reasoning", "stopped_at_max_tokens", "stats": {...}, "events": [...]}. Otherwise
+ * "text_reply", "schema_answer", "reasoning", "stopped_at_max_tokens", "stats": {...}, "events": [...]}. Otherwise
  * *result_json is NULL and schemaweaver_session_error says why. `params` NULL: the defaults.
  * One call at a time per session (the tool set and model may serve other sessions meanwhile). */
 schemaweaver_status schemaweaver_session_call(schemaweaver_session* session, const char* messages_json,

@@ -142,6 +142,17 @@ TEST(CApi, AStructuredOutputAndTheModelsInfo) {
   EXPECT_TRUE(answer["name"].is_string() && answer["age"].is_number_integer() && answer["city"].is_string())
       << answer.dump();
 
+  // Beside tools under auto: SmolLM2 answers this request in words, so its answer is the object.
+  ToolsHandle tools = compile(model().get(), weather_tools().c_str());
+  params.tool_choice = "auto";
+  params.answer_schema = schema.get();
+  Called beside = call(session.get(), kParis, tools.get(), &params);
+  ASSERT_EQ(beside.status, SCHEMAWEAVER_OK) << schemaweaver_session_error(session.get());
+  EXPECT_TRUE(beside.result["schema_answer"].get<bool>());
+  EXPECT_TRUE(sw::Json::parse(beside.result["text"].get<std::string>())["age"].is_number_integer()) << beside.result["text"];
+  params.tool_choice = "required";
+  EXPECT_EQ(call(session.get(), kParis, tools.get(), &params).status, SCHEMAWEAVER_BAD_INPUT);
+
   char* info = schemaweaver_model_info(model().get());
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(sw::Json::parse(info)["vocab_size"], 49152);
