@@ -125,6 +125,9 @@ struct CallCommand {
       std::cout << sw::dump_json(call.to_json()) << "\n";
     if (r.text_reply) std::cout << r.text << "\n";
     else if (!r.error.empty()) std::cout << "output: " << r.text << "\n";
+    if (r.stopped_at_max_tokens)
+      std::fprintf(stderr, "cut at max_tokens (%d)%s\n", max_tokens,
+                   r.schema_answer && r.error.empty() ? ": the object was closed by the shortest text its schema allows" : "");
     const sw::CallStats& s = r.stats;
     std::fprintf(stderr,
                  "mode %s | model loaded in %.1f ms | prompt %d tokens, %d pass(es), %.1f ms | executable at %.1f ms, answer "

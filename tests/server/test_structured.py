@@ -102,11 +102,24 @@ def streamed(client, whole):
 
 
 def cut_short(client):
-    body = {"type": "json_schema", "json_schema": {"name": "Person", "schema": to_strict_json_schema(Person)}}
-    r = client.chat.completions.create(model="any", messages=REQUEST, response_format=body, max_tokens=4)
-    choice = r.choices[0]
-    check(choice.finish_reason == "length" and choice.message.content and not choice.message.content.endswith("}"),
-          f"an object cut by max_tokens ends with finish_reason length: {choice.message.content!r}")
+    """An object cut by max_tokens is closed by the shortest text its schema allows: valid under
+    jsonschema, and still finish_reason "length" - the client's parse() refuses it as cut."""
+    schema = to_strict_json_schema(Person)
+    body = {"type": "json_schema", "json_schema": {"name": "Person", "schema": schema}}
+    for mode in ("jump-forward", "constrained"):
+        r = client.chat.completions.create(model="any", messages=REQUEST, response_format=body, max_tokens=4,
+                                           extra_body={"x_decoding_mode": mode})
+        choice = r.choices[0]
+        jsonschema.validate(json.loads(choice.message.content), schema)
+        check(choice.finish_reason == "length",
+              f"an object cut by max_tokens is closed, valid, with finish_reason length ({mode}): "
+              f"{choice.message.content!r}")
+    try:
+        client.chat.completions.parse(model="any", messages=REQUEST, response_format=Person, max_tokens=4,
+                                      extra_body={"x_decoding_mode": "jump-forward"})
+        check(False, "the client's parse() takes a cut object")
+    except openai.LengthFinishReasonError:
+        check(True, "the client's parse() refuses a cut object (finish_reason length)")
 
 
 def refused(client, tools):

@@ -212,6 +212,28 @@ TEST(WeaverGrammars, TailDecidesOptionalArgumentsAndTheEndOfTheCall) {
   EXPECT_TRUE(matches(whole, R"(, "arguments": {"unit": "f"}}]</tool_call>)"));
 }
 
+// The fewest bytes that end a sentence from where the matcher stands: what closes an answer in
+// a schema cut off at max_tokens.
+TEST(Matcher, ShortestCompletionEndsTheSentenceWithTheFewestBytes) {
+  auto completion = [](const char* schema, const std::string& text) {
+    sw::Matcher m(sw::build_value_grammar(schema_of(schema), ""));
+    EXPECT_TRUE(m.advance(text)) << text;
+    const std::string rest = m.shortest_completion();
+    EXPECT_TRUE(m.advance(rest) && m.can_end()) << schema << ": " << text << rest;
+    return rest;
+  };
+  EXPECT_EQ(completion(R"({"type": "string"})", R"("Tom Brady, Tom)"), "\"");
+  EXPECT_EQ(completion(R"({"type": "string"})", R"("a\)"), "\"\"");  // the escape's character, then the quote
+  EXPECT_EQ(completion(R"({"type": "string", "minLength": 3})", R"("a)"), "  \"");
+  EXPECT_EQ(completion(R"({"type": "integer", "minimum": 10})", ""), "10");
+  EXPECT_EQ(completion(R"({"type": "integer"})", "-"), "0");  // of equal lengths, the first in byte order
+  EXPECT_EQ(completion(R"({"type": "array", "items": {"type": "boolean"}, "minItems": 1})", "["), "true]");
+  EXPECT_EQ(completion(R"({"type": "string", "enum": ["Paris", "Rome"]})", ""), "\"Rome\"");
+  EXPECT_EQ(completion(R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+                          "required": ["a", "b"]})", R"({"a": 1)"), R"(, "b": ""})");
+  EXPECT_EQ(completion(R"({"type": "integer"})", "12"), "") << "a sentence that may end needs nothing";
+}
+
 TEST(WeaverGrammars, ValueAfterTheSkeletonsLeftover) {
   auto value = sw::build_value_grammar(schema_of(R"({"type": "integer"})"), " ");
   EXPECT_TRUE(matches(value, " -12"));

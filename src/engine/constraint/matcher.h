@@ -33,10 +33,15 @@ class Matcher {
   // The bytes the grammar forces from here: while exactly one byte can follow and the
   // sentence cannot end, that byte is forced. At most max_bytes.
   std::string forced_text(size_t max_bytes = 256) const;
+  // The fewest bytes that complete a sentence from here (each rule by its shortest
+  // alternative, each byte set by its first printable byte): "" where the text may end, and
+  // where the matcher is dead.
+  std::string shortest_completion() const;
 
  private:
   using Stack = std::vector<const Element*>;
   void expand(Stack stack, std::vector<Stack>& out) const;
+  std::string complete(Stack stack, const std::vector<size_t>& shortest) const;
   bool step(unsigned char byte);
 
   std::shared_ptr<const Grammar> grammar_;

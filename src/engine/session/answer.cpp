@@ -173,6 +173,7 @@ void Answer::decode() {
     generated_ = std::move(woven.generation);
     woven_calls_ = std::move(woven.calls);
     failure_ = std::move(woven.failure);
+    cut_in_branches_ = woven.cut_in_branches;
   } else {
     decode_serially();
   }
@@ -182,6 +183,7 @@ void Answer::decode() {
   result_.text = generated_.text;
   result_.schema_answer = !tools_.format().named;
   result_.stopped_at_max_tokens = generated_.hit_token_limit;
+  close_cut_object();
   stats_.call_ms = since_prefill();
   stats_.executable_ms = executable_ms(tracker_, stats_.events, stats_.call_ms);
 }
@@ -239,6 +241,15 @@ void Answer::decode_serially() {
   stats_.constraint_ms = strategy->constraint_ms();
   stats_.constraint_steps = strategy->constraint_steps();
   stats_.phases.push_back({"decode", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
+}
+
+void Answer::close_cut_object() {
+  if (!result_.schema_answer || !generated_.hit_token_limit || cut_in_branches_) return;
+  Matcher matcher(tools_.calls(options_.max_calls));
+  if (!matcher.advance(result_.text)) return;
+  const std::string closing = matcher.shortest_completion();
+  result_.text += closing;
+  tracker_.feed(closing);
 }
 
 std::vector<ToolCall> Answer::calls(const std::vector<ToolSpec>& all_tools) const {

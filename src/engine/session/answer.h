@@ -50,6 +50,12 @@ class Answer {
   GenerationResult reply(Strategy& strategy, std::function<bool()> is_text);
   // The serial modes: free, or the one decode loop under the calls' grammar.
   void decode_serially();
+  // An answer in a schema cut off at max_tokens ends with the fewest bytes its grammar allows
+  // after it (strings, arrays and objects closed, each missing value its shortest), so that it
+  // stays one valid object; CallResult::stopped_at_max_tokens still says it was cut. Not a
+  // call: a cut value must not be executed. Not where the weaver was cut inside its branches
+  // (its text ends before their values: closing it would drop them).
+  void close_cut_object();
   // The weaver's calls are those its final events announced, where its turn completed. Every
   // other answer is read from its text: a turn cut off at max_tokens keeps the calls it
   // completed and a call it cut off fails the parse, in every mode (the same text, the same
@@ -74,6 +80,7 @@ class Answer {
   GenerationResult generated_;
   std::vector<ToolCall> woven_calls_;
   std::string failure_;  // why the weaver's turn stopped early
+  bool cut_in_branches_ = false;  // the weaver's turn stopped at max_tokens inside its branches
   bool declined_ = false;
 };
 

@@ -170,6 +170,7 @@ bool ValuesPhase::decode(std::vector<Branch>& branches) {
     if (!ok || batch.empty()) break;
     if (turn_.budget() <= 0) {
       result.generation.hit_token_limit = true;
+      result.cut_in_branches = true;
       result.failure = "stopped at max_tokens";
       ok = false;
       break;
