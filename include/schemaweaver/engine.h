@@ -400,9 +400,9 @@ struct CallResult {
   bool schema_answer = false;
   // The answer was cut off at max_tokens. An answer in a schema is then closed by the fewest
   // bytes its grammar allows (its strings, arrays and objects ended, each missing required value
-  // its shortest: "", 0, [], the shortest enum member), so that it stays one valid object - except
-  // where SchemaWeaver was cut inside its parallel branches (error: its text ends before them).
-  // A call is never closed: a cut value is not to be executed.
+  // its shortest: "", 0, [], the shortest enum member), so that it stays one valid object (in
+  // SchemaWeaver's parallel branches each value so). A call is never closed: a cut value is not
+  // to be executed.
   bool stopped_at_max_tokens = false;
   // A reply in text's tokens, each with its log probability (CallOptions::logprobs >= 0).
   std::vector<TokenLogprob> logprobs;

@@ -370,9 +370,8 @@ Json logprobs_json(const CallResult& result) {
 void schema_answer_as_content(CallResult& result) {
   result.calls.clear();
   result.stats.events.clear();
-  // An answer cut off by max_tokens is content that ends early ("length"), as OpenAI sends it -
-  // an object the library closed, or where it could not (SchemaWeaver cut inside its branches)
-  // the text as it was cut; any other failure stays an error.
+  // An answer cut off by max_tokens is content that ends early ("length"), as OpenAI sends it
+  // (an object the library closed); any other failure stays an error.
   result.text_reply = result.error.empty() || result.stopped_at_max_tokens;
 }
 

@@ -357,6 +357,41 @@ TEST(Weaver, AnswerInASchemaIsItsObjectInEveryMode) {
   EXPECT_THROW(session.call(request, *schema, options), sw::Error);
 }
 
+// An answer in a schema cut off at max_tokens is closed by the shortest text its grammar allows
+// - in branches each unfinished value so - and stays valid, still marked as cut; its text is
+// told whole. A call cut so is never closed: it stays an error.
+TEST(Weaver, ACutAnswerInASchemaIsClosedAndACallIsNot) {
+  const sw::ToolSpec person = sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "properties": {
+      "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0},
+      "city": {"type": "string", "enum": ["Paris", "Berlin", "Rome"]}},
+      "required": ["name", "age", "city"], "additionalProperties": false})"), "person");
+  auto schema = sw::compile_schema(model(), person);
+  const std::vector<sw::Message> request = {{"user", "Anna is 31 and lives in Rome. Describe her as JSON."}};
+  sw::Session session(model());
+  for (int max_tokens : {2, 4}) {
+    for (sw::DecodeMode mode : {sw::DecodeMode::JumpForward, sw::DecodeMode::Constrained, sw::DecodeMode::SchemaWeaver}) {
+      sw::CallOptions options = weaving(max_tokens);
+      options.mode = mode;
+      options.weaver.plan_by_cost = false;  // the values in branches: cut there
+      std::string told;
+      options.on_text = [&](const std::string& piece) { told += piece; };
+      const sw::CallResult r = session.call(request, *schema, options);
+      const std::string label = sw::to_string(mode) + " at " + std::to_string(max_tokens) + ": " + r.text;
+      EXPECT_TRUE(r.stopped_at_max_tokens) << label;
+      ASSERT_TRUE(r.error.empty()) << label << " " << r.error;
+      ASSERT_EQ(r.calls.size(), 1u) << label;
+      EXPECT_EQ(sw::Json::parse(r.text), r.calls[0].arguments) << label;
+      EXPECT_EQ(sw::schema_violation({person}, r.calls[0]), "") << label;
+      EXPECT_EQ(told, r.text) << label;
+      if (mode == sw::DecodeMode::SchemaWeaver) EXPECT_EQ(r.stats.phases.back().name, "values") << label;
+    }
+  }
+  sw::CallOptions options = weaving(3);
+  const sw::CallResult cut = call(weather_tools(), "What is the weather like in Paris?", options);
+  EXPECT_TRUE(cut.stopped_at_max_tokens);
+  EXPECT_FALSE(cut.error.empty()) << "a call cut off is not closed: " << cut.text;
+}
+
 // A response schema beside tools under auto (CallOptions::answer_schema): where the model does
 // not call (SmolLM2 describes the weather in words) its reply is thrown away at the opening and the
 // schema's object decoded from the prompt, which shows the tools; told as text, never as a call.

@@ -53,8 +53,8 @@ class Answer {
   // An answer in a schema cut off at max_tokens ends with the fewest bytes its grammar allows
   // after it (strings, arrays and objects closed, each missing value its shortest), so that it
   // stays one valid object; CallResult::stopped_at_max_tokens still says it was cut. Not a
-  // call: a cut value must not be executed. Not where the weaver was cut inside its branches
-  // (its text ends before their values: closing it would drop them).
+  // call: a cut value must not be executed. The weaver cut inside its branches has ended their
+  // values so already and written them (else closing would drop them).
   void close_cut_object();
   // The weaver's calls are those its final events announced, where its turn completed. Every
   // other answer is read from its text: a turn cut off at max_tokens keeps the calls it

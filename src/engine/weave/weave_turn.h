@@ -19,7 +19,8 @@ struct WeaveResult {
   GenerationResult generation;  // the answer's text, its decisions and the counts of its passes
   std::vector<ToolCall> calls;  // the turn's calls, each as its final event announced it
   std::string failure;          // why the answer stopped early ("" if it did not)
-  // Stopped at max_tokens while values were decoded in branches: the text ends before them.
+  // Stopped at max_tokens while values were decoded in branches, whose text the answer does not
+  // hold (an answer in a schema's values are closed and written instead).
   bool cut_in_branches = false;
 };
 

@@ -152,7 +152,7 @@ class Weaver {
     const WeaverOptions& options = turn_.options.weaver;
     const bool later = decides_later(tool);
     std::vector<Branch> branches = values_.prefill_skeleton(args);
-    if (!values_.decode(branches)) return false;
+    if (!values_.decode(branches)) return close_cut_values(tool, branches);
     const size_t untracked = turn_.text.size();  // the tracker sees the call once it stands
     std::optional<ToolCall> call = assembled_call(tool, branches);
     if (!call) return false;
@@ -229,6 +229,22 @@ class Weaver {
     }
     turn_.text += members;
     return ToolCall{tool.name, std::move(values)};
+  }
+
+  // An answer in a schema cut off at max_tokens inside its branches: each unfinished value ended
+  // by the fewest bytes its grammar allows and the members written, so that the answer is then
+  // closed as a serial one is (Answer). A call is never closed: a cut value is not to be
+  // executed. Returns false: the turn stopped.
+  bool close_cut_values(const ToolSpec& tool, std::vector<Branch>& branches) {
+    if (!turn_.result.cut_in_branches || turn_.tools.format().named) return false;
+    for (Branch& b : branches) {
+      if (!b.done) b.text += b.matcher.shortest_completion();
+    }
+    const size_t untracked = turn_.text.size();
+    if (!assembled_call(tool, branches)) return false;
+    turn_.tracker.feed(turn_.text.substr(untracked));
+    turn_.result.cut_in_branches = false;  // the text holds every value now
+    return false;
   }
 
   // The call of `tool` the turn holds from its start on.
