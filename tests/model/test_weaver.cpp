@@ -312,14 +312,19 @@ TEST(Weaver, ToolChosenByTheCallerIsNotDecoded) {
   EXPECT_THROW(call(weather_tools(), "hi", options), sw::Error);
 }
 
+// A person with three required fields, as a response schema.
+sw::ToolSpec person_schema() {
+  return sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "properties": {
+      "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0},
+      "city": {"type": "string", "enum": ["Paris", "Berlin", "Rome"]}},
+      "required": ["name", "age", "city"], "additionalProperties": false})"), "person");
+}
+
 // An answer in a response schema (structured outputs): its object alone, no name, no markers;
 // in branches the same object as jump-forward's, its fields checked by the verifier; every
 // serial mode under the schema's grammar; nothing of the tools' prompt shown.
 TEST(Weaver, AnswerInASchemaIsItsObjectInEveryMode) {
-  const sw::ToolSpec person = sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "properties": {
-      "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0},
-      "city": {"type": "string", "enum": ["Paris", "Berlin", "Rome"]}},
-      "required": ["name", "age", "city"], "additionalProperties": false})"), "person");
+  const sw::ToolSpec person = person_schema();
   auto schema = sw::compile_schema(model(), person);
   const std::vector<sw::Message> request = {{"user", "Anna is 31 and lives in Rome. Describe her as JSON."}};
   sw::Session session(model());
@@ -361,10 +366,7 @@ TEST(Weaver, AnswerInASchemaIsItsObjectInEveryMode) {
 // - in branches each unfinished value so - and stays valid, still marked as cut; its text is
 // told whole. A call cut so is never closed: it stays an error.
 TEST(Weaver, ACutAnswerInASchemaIsClosedAndACallIsNot) {
-  const sw::ToolSpec person = sw::parse_response_schema(sw::Json::parse(R"({"type": "object", "properties": {
-      "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0},
-      "city": {"type": "string", "enum": ["Paris", "Berlin", "Rome"]}},
-      "required": ["name", "age", "city"], "additionalProperties": false})"), "person");
+  const sw::ToolSpec person = person_schema();
   auto schema = sw::compile_schema(model(), person);
   const std::vector<sw::Message> request = {{"user", "Anna is 31 and lives in Rome. Describe her as JSON."}};
   sw::Session session(model());
