@@ -168,7 +168,8 @@ void Answer::decode() {
   }
   if (result_.text_reply) {
     stats_.phases.push_back({"reply", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
-  } else if (options_.mode == DecodeMode::SchemaWeaver) {
+  } else if (options_.mode == DecodeMode::SchemaWeaver &&
+             !(serial_plans_ = serial_plans(model_, tools_, options_, planning_))) {
     WeaveResult woven = weave(context_, model_, tools_, options_, planning_, tracker_, drafter_, chooser_, stats_);
     generated_ = std::move(woven.generation);
     woven_calls_ = std::move(woven.calls);
@@ -197,6 +198,12 @@ void Answer::judge(const std::vector<ToolSpec>& all_tools) {
     return;
   }
   serial_events_.rest(result_.calls, stats_.call_ms);
+  if (!serial_plans_) return;
+  for (const ToolCall& call : result_.calls) {  // each call's plan, and its values for later plans
+    const auto plan = serial_plans_->find(call.name);
+    if (plan != serial_plans_->end()) stats_.plans.push_back(plan->second);
+    remember_values(model_, planning_.history, call);
+  }
 }
 
 std::optional<Decision> Answer::open() {
@@ -235,8 +242,10 @@ void Answer::decode_serially() {
     tracker_.on_close(
         [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_.format(), tools_.tools(), at_ms); });
   }
+  // SchemaWeaver's turn whose every call the plan puts in serial passes is jump-forward's.
+  const DecodeMode mode = options_.mode == DecodeMode::SchemaWeaver ? DecodeMode::JumpForward : options_.mode;
   std::unique_ptr<Strategy> strategy =
-      make_strategy(options_.mode, model_, free ? nullptr : tools_.calls(options_.max_calls), chooser_);
+      make_strategy(mode, model_, free ? nullptr : tools_.calls(options_.max_calls), chooser_);
   generated_ = generate(context_, model_, *strategy, options_.max_tokens, &tracker_, drafter_);
   stats_.constraint_ms = strategy->constraint_ms();
   stats_.constraint_steps = strategy->constraint_steps();
@@ -254,7 +263,7 @@ void Answer::close_cut_object() {
 
 std::vector<ToolCall> Answer::calls(const std::vector<ToolSpec>& all_tools) const {
   if (!failure_.empty() && !generated_.hit_token_limit) throw Error(failure_);
-  if (options_.mode == DecodeMode::SchemaWeaver && failure_.empty()) return woven_calls_;
+  if (options_.mode == DecodeMode::SchemaWeaver && !serial_plans_ && failure_.empty()) return woven_calls_;
   std::vector<ToolCall> calls = tools_.format().parse(result_.text, all_tools);
   if (options_.mode != DecodeMode::Free) return calls;
   if (options_.max_calls > 0 && int(calls.size()) > options_.max_calls)

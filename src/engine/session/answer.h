@@ -3,6 +3,7 @@
 // loop); the calls judged once.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,7 +49,8 @@ class Answer {
   // reply in text, its text is told to CallOptions::on_text as it is decided and ends before the
   // first of CallOptions::stop it writes.
   GenerationResult reply(Strategy& strategy, std::function<bool()> is_text);
-  // The serial modes: free, or the one decode loop under the calls' grammar.
+  // The serial modes: free, or the one decode loop under the calls' grammar (SchemaWeaver's too,
+  // where its plan put every call in serial passes).
   void decode_serially();
   // An answer in a schema cut off at max_tokens ends with the fewest bytes its grammar allows
   // after it (strings, arrays and objects closed, each missing value its shortest), so that it
@@ -81,6 +83,9 @@ class Answer {
   std::vector<ToolCall> woven_calls_;
   std::string failure_;  // why the weaver's turn stopped early
   bool cut_in_branches_ = false;  // the weaver's turn stopped at max_tokens inside its branches
+  // SchemaWeaver's plan of each tool where it put every call serially (serial_plans): the turn
+  // is then decoded by the serial loop.
+  std::optional<std::map<std::string, PlanStats>> serial_plans_;
   bool declined_ = false;
 };
 

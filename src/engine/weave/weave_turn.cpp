@@ -78,7 +78,7 @@ size_t WeaveTurn::keep_guess(const std::vector<llama_token>& tokens) {
   return same;
 }
 
-std::vector<const Property*> WeaveTurn::branch_arguments(const ToolSpec& tool) const {
+std::vector<const Property*> branch_arguments(const ToolSpec& tool, const CallOptions& options) {
   std::vector<const Property*> args;
   for (const Property& p : tool.arguments) {
     const auto& given = options.given_arguments;

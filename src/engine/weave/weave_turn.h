@@ -24,6 +24,9 @@ struct WeaveResult {
   bool cut_in_branches = false;
 };
 
+// The arguments a call of `tool` decodes in branches: the required ones, or the caller's set.
+std::vector<const Property*> branch_arguments(const ToolSpec& tool, const CallOptions& options);
+
 struct WeaveTurn {
   WeaveTurn(Context& conversation, const LoadedModel& loaded, const CompiledToolSet& tool_set,
             const CallOptions& call_options, Planning planning, CallTracker& call_tracker,
@@ -76,8 +79,7 @@ struct WeaveTurn {
   // many were kept.
   size_t keep_guess(const std::vector<llama_token>& tokens);
 
-  // The arguments a call of `tool` decodes in branches: the required ones, or the caller's set.
-  std::vector<const Property*> branch_arguments(const ToolSpec& tool) const;
+  std::vector<const Property*> branch_arguments(const ToolSpec& tool) const { return sw::branch_arguments(tool, options); }
   // Whether optional arguments are decided after the branches: not when the caller gave the
   // argument set.
   OptionalArguments optional_arguments() const {

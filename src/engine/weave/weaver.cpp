@@ -14,6 +14,38 @@ bool ends_with(const std::string& text, const std::string& end) {
   return !end.empty() && text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
 }
 
+// Whether the plan prices calls by cost: unless the caller asked for branches always, the
+// values one branch after another, or no pass cost is known yet (the branches then).
+bool plans_by_cost(const CallOptions& options, const CostCurve* curve) {
+  return options.weaver.plan_by_cost && options.weaver.parallel_values && curve;
+}
+
+// A call of `tool` with `args` in branches priced against the same call decoded serially, from
+// what passes cost now; `pending`: the text before the values that the cache does not hold.
+PlanStats price_call(const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
+                     Planning planning, const ToolSpec& tool, const std::vector<const Property*>& args,
+                     const std::string& pending, PlanShape shape) {
+  // Token counts, not the skeleton: a serial plan needs no skeleton.
+  const ArgumentSyntax& syntax = tools.format().arguments;
+  std::vector<int> names;
+  std::vector<ValueEstimate> values;
+  for (const Property* p : args) {
+    names.push_back(int(model.tokenize(syntax.key_text(p->name), false).size()));
+    values.push_back(expected_value(model, planning.history, tool.name, *p));
+  }
+  PlanCost cost = plan_cost(*planning.curve, int(model.tokenize(pending, false).size()), names, values,
+                            planning.history.discard_rate(), shape);
+  return {tool.name, cost.branches(), cost.branches_ms, cost.serial_ms};
+}
+
+// Whether a call of `tool` in branches is announced provisionally before its end: a read-only
+// tool, where the final call waits for a check or for optional arguments.
+bool gets_provisional(const ToolSpec& tool, const CallOptions& options) {
+  const bool decides_later = options.given_arguments.empty() &&
+                             std::any_of(tool.arguments.begin(), tool.arguments.end(), [](const Property& p) { return !p.required; });
+  return tool.read_only && options.weaver.provisional && (decides_later || options.weaver.verify);
+}
+
 // The driver: per call, the name, then (with arguments to decode) the values phase, the
 // write-back and the verifier, then the rest of the call by the serial loop; the events of
 // the calls as they become executable.
@@ -64,12 +96,7 @@ class Weaver {
            std::any_of(tool.arguments.begin(), tool.arguments.end(), [](const Property& p) { return !p.required; });
   }
 
-  // Whether a call of `tool` in branches is announced provisionally before its end: a read-only
-  // tool, where the final call waits for a check or for optional arguments.
-  bool gets_provisional(const ToolSpec& tool) const {
-    const WeaverOptions& options = turn_.options.weaver;
-    return tool.read_only && options.provisional && (decides_later(tool) || options.verify);
-  }
+  bool gets_provisional(const ToolSpec& tool) const { return sw::gets_provisional(tool, turn_.options); }
 
   void emit(CallEvent::Kind kind, int index, ToolCall call, double at_ms, bool replaces = false) {
     if (kind == CallEvent::Kind::Final) turn_.result.calls.push_back(call);
@@ -90,7 +117,7 @@ class Weaver {
   // verified, then its rest (optional arguments, or a repair) serially - or, where the plan says
   // branches would cost more, all of it serially as jump-forward writes it; its events.
   bool weave_call(const ToolSpec& tool, int index) {
-    std::vector<const Property*> args = turn_.branch_arguments(tool);
+    std::vector<const Property*> args = branch_arguments(tool, turn_.options);
     const ArgumentSyntax& syntax = turn_.tools.format().arguments;
     turn_.add_text(turn_.tools.format().args_prefix + (args.empty() ? "" : syntax.open));
     const NextCall next = turn_.options.max_calls > 0 && index + 1 >= turn_.options.max_calls ? NextCall::Forbidden
@@ -118,22 +145,11 @@ class Weaver {
   // the call's stats), unless the caller asked for branches always, the values one branch after
   // another, or no pass cost is known yet.
   bool branches_pay(const ToolSpec& tool, const std::vector<const Property*>& args, const std::string& pending) {
-    const WeaverOptions& options = turn_.options.weaver;
     PlanStats plan{tool.name};
-    if (options.plan_by_cost && options.parallel_values && turn_.curve) {
-      // Token counts, not the skeleton: a serial plan needs no skeleton.
-      const LoadedModel& model = turn_.model;
-      const ArgumentSyntax& syntax = turn_.tools.format().arguments;
-      std::vector<int> names;
-      std::vector<ValueEstimate> values;
-      for (const Property* p : args) {
-        names.push_back(int(model.tokenize(syntax.key_text(p->name), false).size()));
-        values.push_back(expected_value(model, turn_.history, tool.name, *p));
-      }
-      const PlanShape shape{options.padding, turn_.adopts_first(), gets_provisional(tool)};
-      PlanCost cost = plan_cost(*turn_.curve, int(model.tokenize(pending, false).size()), names, values,
-                                turn_.history.discard_rate(), shape);
-      plan = {tool.name, cost.branches(), cost.branches_ms, cost.serial_ms};
+    if (plans_by_cost(turn_.options, turn_.curve)) {
+      const PlanShape shape{turn_.options.weaver.padding, turn_.adopts_first(), gets_provisional(tool)};
+      plan = price_call(turn_.model, turn_.tools, turn_.options, Planning{turn_.curve, turn_.history}, tool, args,
+                        pending, shape);
     }
     turn_.stats.plans.push_back(plan);
     return plan.branches;
@@ -199,11 +215,7 @@ class Weaver {
                         "", drafter.get());
   }
 
-  // How many tokens the call's values took, for the plans of the session's later calls.
-  void record_values(const ToolSpec& tool, const ToolCall& call) {
-    for (const auto& [name, value] : call.arguments.items())
-      turn_.history.record_value(tool.name, name, int(turn_.model.tokenize(value.dump(), false).size()));
-  }
+  void record_values(const ToolSpec&, const ToolCall& call) { remember_values(turn_.model, turn_.history, call); }
 
   // The branches' values joined into the call's members, added to the turn's text, and the call
   // they make; nullopt (and the failure) where a value's text is not
@@ -264,6 +276,32 @@ class Weaver {
 };
 
 }  // namespace
+
+void remember_values(const LoadedModel& model, CallHistory& history, const ToolCall& call) {
+  for (const auto& [name, value] : call.arguments.items())
+    history.record_value(call.name, name, int(model.tokenize(value.dump(), false).size()));
+}
+
+std::optional<std::map<std::string, PlanStats>> serial_plans(const LoadedModel& model, const CompiledToolSet& tools,
+                                                            const CallOptions& options, Planning planning) {
+  if (!plans_by_cost(options, planning.curve) || !options.given_arguments.empty() || options.weaver.whole_turn)
+    return std::nullopt;
+  const CallFormat& format = tools.format();
+  const bool adopt_first = options.weaver.adopt_first && !(options.sampling.temperature > 0);  // as adopts_first()
+  std::map<std::string, PlanStats> plans;
+  for (const ToolSpec& tool : tools.tools()) {
+    const std::vector<const Property*> args = branch_arguments(tool, options);
+    PlanStats plan{tool.name, false};
+    if (!args.empty()) {
+      const std::string head = format.opener + format.call_head(tool.name) + format.arguments.open;
+      plan = price_call(model, tools, options, planning, tool, args, head,
+                        {options.weaver.padding, adopt_first, gets_provisional(tool, options)});
+    }
+    if (plan.branches) return std::nullopt;
+    plans.emplace(tool.name, plan);
+  }
+  return plans;
+}
 
 WeaveResult weave(Context& context, const LoadedModel& model, const CompiledToolSet& tools,
                   const CallOptions& options, Planning planning, CallTracker& tracker, Drafter* drafter,

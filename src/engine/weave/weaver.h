@@ -18,9 +18,24 @@
 // file's driver runs them per call.
 #pragma once
 
+#include <map>
+#include <optional>
+
 #include "engine/weave/weave_turn.h"
 
 namespace sw {
+
+// Where the plan prices every tool's call serially (a machine whose wide passes cost about what
+// their tokens do one by one), the turn gains nothing from the weaver's phases: the plan of each
+// tool, for the serial decode loop to run the turn as jump-forward does - one decoder, not a
+// name phase and a call phase per call. nullopt where a call may go into branches, where the
+// caller fixed the plan (WeaverOptions::plan_by_cost, parallel_values, given arguments, a
+// turn's guesses) or no pass cost is known yet.
+std::optional<std::map<std::string, PlanStats>> serial_plans(const LoadedModel& model, const CompiledToolSet& tools,
+                                                            const CallOptions& options, Planning planning);
+
+// How many tokens a call's values took, for the plans of the session's later calls.
+void remember_values(const LoadedModel& model, CallHistory& history, const ToolCall& call);
 
 // `planning` prices each call's plan, padding and drafts. Times are taken from
 // tracker.origin(), which the tracker also uses for the closing of each call. With a
