@@ -137,10 +137,16 @@ Session::~Session() = default;
 
 namespace {
 
+constexpr const char* kSchemaNotFree =
+    "an answer in a schema is decoded under the schema's grammar: the free mode writes what the model chooses";
+constexpr const char* kNoLogprobsInSchema =
+    "logprobs are given for a reply in text: an answer in a schema writes the tokens its grammar forces without "
+    "weighing them";
+
 // An answer in a schema (compile_schema) is its one object, decoded under its grammar.
 void check_schema_answer(const CallOptions& options) {
   if (options.mode == DecodeMode::Free)
-    throw Error("an answer in a schema is decoded under the schema's grammar: the free mode writes what the model chooses");
+    throw Error(kSchemaNotFree);
   if (options.tool_choice != ToolChoice::Required)
     throw Error("an answer in a schema is its object: tool_choice auto and none choose between calls and text");
   if (!options.tool.empty()) throw Error("an answer in a schema has no tool to choose");
@@ -160,10 +166,9 @@ void check_answer_schema(const CallOptions& options, const CompiledToolSet& tool
   if (!tools.format().named || tools.tools().empty())
     throw Error("an answer schema goes beside tools (without them, call with the schema's own set)");
   if (options.mode == DecodeMode::Free)
-    throw Error("an answer in a schema is decoded under the schema's grammar: the free mode writes what the model chooses");
+    throw Error(kSchemaNotFree);
   if (options.logprobs >= 0)
-    throw Error("logprobs are given for a reply in text: an answer in a schema writes the tokens its grammar forces "
-                "without weighing them");
+    throw Error(kNoLogprobsInSchema);
 }
 
 // The options of a reply in CallOptions::answer_schema's object: the schema's one answer, told
@@ -232,8 +237,7 @@ Prepared prepare(const SessionState& state, const std::vector<Message>& messages
   Chooser::check(options.sampling);
   if (options.logprobs < -1 || options.logprobs > 20) throw Error("logprobs must be -1 (none) or from 0 to 20");
   if (options.logprobs >= 0 && !all_tools.format().named)
-    throw Error("logprobs are given for a reply in text: an answer in a schema writes the tokens its grammar forces "
-                "without weighing them");
+    throw Error(kNoLogprobsInSchema);
   for (const std::string& s : options.stop) {
     if (s.empty()) throw Error("a stop string is empty");
   }

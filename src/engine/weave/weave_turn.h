@@ -24,6 +24,12 @@ struct WeaveResult {
   bool cut_in_branches = false;
 };
 
+// Whether the write-back adopts the first branch's value unchecked (WeaverOptions::adopt_first):
+// never while drawing, whose choices are checked on the call's own context, every value token.
+inline bool adopts_first(const CallOptions& options) {
+  return options.weaver.adopt_first && !(options.sampling.temperature > 0);
+}
+
 // The arguments a call of `tool` decodes in branches: the required ones, or the caller's set.
 std::vector<const Property*> branch_arguments(const ToolSpec& tool, const CallOptions& options);
 
@@ -55,9 +61,7 @@ struct WeaveTurn {
   // max_tokens counts the answer's tokens that the model chose, as the serial modes count them:
   // not the choices a verification threw away or leaves to the reference to make again.
   int budget() const { return options.max_tokens - (result.generation.sampled_tokens - redecided); }
-  // Whether the write-back adopts the first branch's value unchecked (WeaverOptions::adopt_first):
-  // never while drawing, whose choices are checked on the call's own context, every value token.
-  bool adopts_first() const { return options.weaver.adopt_first && !chooser.samples(); }
+  bool adopts_first() const { return sw::adopts_first(options); }
   // The decided text that is not yet in the conversation's cache.
   std::string pending() const;
   // The size of the answer's text that the conversation's first `length` tokens hold.

@@ -22,9 +22,8 @@ bool plans_by_cost(const CallOptions& options, const CostCurve* curve) {
 
 // A call of `tool` with `args` in branches priced against the same call decoded serially, from
 // what passes cost now; `pending`: the text before the values that the cache does not hold.
-PlanStats price_call(const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
-                     Planning planning, const ToolSpec& tool, const std::vector<const Property*>& args,
-                     const std::string& pending, PlanShape shape) {
+PlanStats price_call(const LoadedModel& model, const CompiledToolSet& tools, Planning planning, const ToolSpec& tool,
+                     const std::vector<const Property*>& args, const std::string& pending, PlanShape shape) {
   // Token counts, not the skeleton: a serial plan needs no skeleton.
   const ArgumentSyntax& syntax = tools.format().arguments;
   std::vector<int> names;
@@ -38,12 +37,21 @@ PlanStats price_call(const LoadedModel& model, const CompiledToolSet& tools, con
   return {tool.name, cost.branches(), cost.branches_ms, cost.serial_ms};
 }
 
+// Whether a call of `tool` decides optional arguments after its branches.
+bool decides_later(const ToolSpec& tool, const CallOptions& options) {
+  return options.given_arguments.empty() &&
+         std::any_of(tool.arguments.begin(), tool.arguments.end(), [](const Property& p) { return !p.required; });
+}
+
 // Whether a call of `tool` in branches is announced provisionally before its end: a read-only
 // tool, where the final call waits for a check or for optional arguments.
 bool gets_provisional(const ToolSpec& tool, const CallOptions& options) {
-  const bool decides_later = options.given_arguments.empty() &&
-                             std::any_of(tool.arguments.begin(), tool.arguments.end(), [](const Property& p) { return !p.required; });
-  return tool.read_only && options.weaver.provisional && (decides_later || options.weaver.verify);
+  return tool.read_only && options.weaver.provisional && (decides_later(tool, options) || options.weaver.verify);
+}
+
+// The shape of a call of `tool` in branches, as the plan prices it.
+PlanShape plan_shape(const ToolSpec& tool, const CallOptions& options) {
+  return {options.weaver.padding, adopts_first(options), gets_provisional(tool, options)};
 }
 
 // The driver: per call, the name, then (with arguments to decode) the values phase, the
@@ -91,10 +99,7 @@ class Weaver {
     return tool;
   }
 
-  bool decides_later(const ToolSpec& tool) const {
-    return turn_.optional_arguments() == OptionalArguments::Follow &&
-           std::any_of(tool.arguments.begin(), tool.arguments.end(), [](const Property& p) { return !p.required; });
-  }
+  bool decides_later(const ToolSpec& tool) const { return sw::decides_later(tool, turn_.options); }
 
   bool gets_provisional(const ToolSpec& tool) const { return sw::gets_provisional(tool, turn_.options); }
 
@@ -147,9 +152,8 @@ class Weaver {
   bool branches_pay(const ToolSpec& tool, const std::vector<const Property*>& args, const std::string& pending) {
     PlanStats plan{tool.name};
     if (plans_by_cost(turn_.options, turn_.curve)) {
-      const PlanShape shape{turn_.options.weaver.padding, turn_.adopts_first(), gets_provisional(tool)};
-      plan = price_call(turn_.model, turn_.tools, turn_.options, Planning{turn_.curve, turn_.history}, tool, args,
-                        pending, shape);
+      plan = price_call(turn_.model, turn_.tools, Planning{turn_.curve, turn_.history}, tool, args, pending,
+                        plan_shape(tool, turn_.options));
     }
     turn_.stats.plans.push_back(plan);
     return plan.branches;
@@ -287,15 +291,13 @@ std::optional<std::map<std::string, PlanStats>> serial_plans(const LoadedModel& 
   if (!plans_by_cost(options, planning.curve) || !options.given_arguments.empty() || options.weaver.whole_turn)
     return std::nullopt;
   const CallFormat& format = tools.format();
-  const bool adopt_first = options.weaver.adopt_first && !(options.sampling.temperature > 0);  // as adopts_first()
   std::map<std::string, PlanStats> plans;
   for (const ToolSpec& tool : tools.tools()) {
     const std::vector<const Property*> args = branch_arguments(tool, options);
     PlanStats plan{tool.name, false};
     if (!args.empty()) {
       const std::string head = format.opener + format.call_head(tool.name) + format.arguments.open;
-      plan = price_call(model, tools, options, planning, tool, args, head,
-                        {options.weaver.padding, adopt_first, gets_provisional(tool, options)});
+      plan = price_call(model, tools, planning, tool, args, head, plan_shape(tool, options));
     }
     if (plan.branches) return std::nullopt;
     plans.emplace(tool.name, plan);
