@@ -278,14 +278,19 @@ def report(cfg, models, out, command):
     for m in models:
         path = out / f"costs-{m.stem}.json"
         if path.exists():
-            ms = json.loads(path.read_text())["pass_ms_by_tokens"]
-            rows.append([m.stem, fmt(ms[0])] + [fmt(v / ms[0], 2) + "x" for v in ms])
+            costs = json.loads(path.read_text())
+            ms = costs["pass_ms_by_tokens"]
+            row_ms = costs.get("ms_per_kept_row", 0.0)
+            rows.append([m.stem, fmt(ms[0])] + [fmt(v / ms[0], 2) + "x" for v in ms] + [fmt(row_ms, 2)])
             data["models"].setdefault(m.stem, {})["pass_ms_by_tokens"] = ms
+            data["models"][m.stem]["ms_per_kept_row"] = row_ms
     if rows:
         sections.append("## Table 2: cost of a pass by the tokens it carries\n\n"
                         "Median of interleaved rounds after a 256-token context (`schemaweaver costs`), "
-                        "relative to a pass carrying one token.\n\n" +
-                        table(["model", "1 token (ms)"] + [f"{n}" for n in range(1, len(rows[0]) - 1)], rows))
+                        "relative to a pass carrying one token and keeping the logits of its last; the last "
+                        "column is what each further kept row of logits adds (a branch's, a draft's).\n\n" +
+                        table(["model", "1 token (ms)"] + [f"{n}" for n in range(1, len(rows[0]) - 2)]
+                              + ["kept row (ms)"], rows))
 
     for m in models:
         summary_path = out / f"modes-{m.stem}.summary.json"

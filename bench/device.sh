@@ -63,6 +63,8 @@ lines = [f"# {model} on {cpu}, {table.get('threads', '?')} threads\n",
          "|---|" + "---|" * len(ms),
          "| ms | " + " | ".join(f"{t:.1f}" for t in ms) + " |",
          "| vs 1 token | " + " | ".join(f"{t / ms[0]:.2f}x" for t in ms) + " |\n",
+         f"A pass keeping the logits of every token it carries: each row beyond the first adds "
+         f"{table.get('ms_per_kept_row', 0):.2f} ms.\n",
          "| mode | correct | tool-call latency geomean (ms) |", "|---|---|---|"]
 for name, m in modes.items():
     lines.append(f"| {name} | {m.get('correct', '?')}/{m.get('cases', '?')} | {m.get('latency_geomean_ms', 0):.1f} |")

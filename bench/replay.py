@@ -7,12 +7,15 @@ pass-cost table.
     python3 bench/replay.py project [--models NAME,...] [--sample 50] [--out DIR]
 
 Every row of `schemaweaver bfcl --out` holds the answer's passes by the tokens each carried
-(stats.passes_by_tokens) and their measured time (stats.pass_ms). Priced with a table, a case's
-answer takes its measured time outside passes (constraints, sampling, bookkeeping, as measured
-here) plus the table's cost of each pass. A table is what `schemaweaver costs --json` prints (the
-ms of a pass of 1..8 tokens, "pass_ms_by_tokens"), optionally with "wide_ms_per_token" for passes
-wider than the table; beyond the table the last step goes on, or the wide cost per token where
-that is more - as the engine's own CostCurve::pass_ms extends a curve.
+(stats.passes_by_tokens), the rows of logits they kept beyond one each (stats.extra_kept_rows)
+and their measured time (stats.pass_ms). Priced with a table, a case's answer takes its measured
+time outside passes (constraints, sampling, bookkeeping, as measured here) plus the table's cost
+of each pass and of each further kept row. A table is what `schemaweaver costs --json` prints (the
+ms of a pass of 1..8 tokens keeping one row, "pass_ms_by_tokens", and "ms_per_kept_row"),
+optionally with "wide_ms_per_token" for passes wider than the table; beyond the table the last
+step goes on, or the wide cost per token where that is more - as the engine's own
+CostCurve::pass_ms extends a curve. A table without "ms_per_kept_row" prices kept rows at
+nothing (the phone tables: the paper measured steps, not rows).
 
 `phones` writes tables for the source paper's two phone core sets (its Table 10, Qwen3-1.7B Q8_0,
 four pinned cores): a serial step, a four-sequence step and a prefill token, measured; 2 and 3
@@ -82,7 +85,9 @@ def priced(row, table_json):
     """A row's answer time (ms) with its passes priced by the table."""
     stats = row["stats"]
     outside = stats["call_ms"] - stats["pass_ms"]
-    return outside + sum(count * pass_ms(table_json, int(tokens)) for tokens, count in stats["passes_by_tokens"].items())
+    rows = stats.get("extra_kept_rows", 0) * table_json.get("ms_per_kept_row", 0.0)
+    return outside + rows + sum(count * pass_ms(table_json, int(tokens))
+                                for tokens, count in stats["passes_by_tokens"].items())
 
 
 def by_mode(rows, modes=None):

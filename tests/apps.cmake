@@ -127,6 +127,8 @@ cli_error(pass_costs_not_a_table "a pass-cost table is a list of ms"
           call -m ${SW_TEST_MODEL} --tools ${TOOLS} -p hi --pass-costs ${TOOLS})
 cli_error(pass_costs_not_positive "a time that is not positive"
           call -m ${SW_TEST_MODEL} --tools ${TOOLS} -p hi --pass-costs ${DATA}/pass_costs_negative.json)
+cli_error(pass_costs_row_negative "the cost of a kept row of logits cannot be negative"
+          call -m ${SW_TEST_MODEL} --tools ${TOOLS} -p hi --pass-costs ${DATA}/pass_costs_negative_row.json)
 add_test(NAME cli.replay_prices_a_run COMMAND sh -c
          "${CLI} bfcl -m ${SW_TEST_MODEL} --data ${SW_TEST_BFCL} --categories simple_python --sample 2 --warmup 0 \
             --modes jump-forward,schemaweaver --out ${CMAKE_CURRENT_BINARY_DIR}/replay.jsonl > /dev/null && \
@@ -141,7 +143,8 @@ add_test(NAME cli.learnt_pass_costs COMMAND ${CMAKE_COMMAND} -DCMD=${CLI} -DMODE
          -DDIR=${CMAKE_CURRENT_BINARY_DIR}/learnt-costs -P ${CMAKE_CURRENT_SOURCE_DIR}/learnt_costs.cmake)
 set_tests_properties(cli.learnt_pass_costs PROPERTIES LABELS cli)
 add_test(NAME cli.costs COMMAND ${CLI} costs -m ${SW_TEST_MODEL} -n 2 --rounds 1)
-set_tests_properties(cli.costs PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "\\| 2 \\| [0-9.]+ \\| [0-9.]+x \\|")
+set_tests_properties(cli.costs PROPERTIES LABELS cli
+                     PASS_REGULAR_EXPRESSION "\\| 2 \\| [0-9.]+ \\| [0-9.]+x \\| [0-9.]+ \\|.*each kept row of logits beyond the first adds [0-9.]+ ms")
 set(BFCL_RUN bfcl -m ${SW_TEST_MODEL} --data ${SW_TEST_BFCL} --categories simple_python --sample 2 --warmup 0
     --modes constrained,speculative --out ${CMAKE_CURRENT_BINARY_DIR}/resume.jsonl)
 add_test(NAME cli.bfcl_first_run COMMAND ${CLI} ${BFCL_RUN})

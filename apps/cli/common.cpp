@@ -69,7 +69,8 @@ void PromptCacheOptions::apply(sw::Session& session) const {
 void PassCostOptions::add_to(CLI::App& app) {
   app.add_option("--pass-costs", file,
                  "plan as if passes cost this table (JSON: ms of a pass of 1, 2, ... tokens, or `costs --json`'s "
-                 "output) instead of what this machine's passes are learnt to cost");
+                 "output, with \"ms_per_kept_row\" where known) instead of what this machine's passes are learnt "
+                 "to cost");
 }
 
 void PassCostOptions::apply(sw::Session& session) const {
@@ -79,7 +80,9 @@ void PassCostOptions::apply(sw::Session& session) const {
   if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const sw::Json& t) { return t.is_number(); }))
     throw sw::Error(file + ": a pass-cost table is a list of ms (a pass of 1, 2, ... tokens) or an object with "
                            "\"pass_ms_by_tokens\"");
-  session.use_pass_costs(list.get<std::vector<double>>());
+  const sw::Json row = table.is_object() ? table.value("ms_per_kept_row", sw::Json(0.0)) : sw::Json(0.0);
+  if (!row.is_number()) throw sw::Error(file + ": \"ms_per_kept_row\" is a number of ms");
+  session.use_pass_costs(list.get<std::vector<double>>(), row.get<double>());
 }
 
 ModeSpec parse_mode_spec(const std::string& text) {

@@ -31,7 +31,7 @@ void print_speed(const sw::Model& model, int prefill, int decode, int rounds, bo
 }  // namespace
 
 void add_costs_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("costs", "measure the time of a pass carrying 1..N tokens on this machine");
+  auto* cmd = app.add_subcommand("costs", "measure the time of a pass carrying 1..N tokens on this machine, keeping the logits of one or of all");
   struct Options {
     ModelOptions model;
     int max_tokens = 8;
@@ -54,18 +54,28 @@ void add_costs_command(CLI::App& app) {
   cmd->callback([o] {
     auto model = sw::Model::load(o->model.params);
     if (o->prefill > 0) return print_speed(*model, o->prefill, o->decode, o->rounds, o->json);
-    std::vector<double> ms = sw::measure_pass_costs(*model, o->max_tokens, o->rounds);
+    const sw::PassCostTable table = sw::measure_pass_costs(*model, o->max_tokens, o->rounds);
+    const std::vector<double>& ms = table.one_row_ms;
     sw::ModelInfo info = model->info();
     if (o->json) {
-      std::cout << sw::Json{{"model", info.path}, {"model_name", info.name}, {"threads", info.threads},
-                            {"weight_bytes", info.weight_bytes}, {"rounds", o->rounds}, {"pass_ms_by_tokens", ms}}
+      std::cout << sw::Json{{"model", info.path},
+                            {"model_name", info.name},
+                            {"threads", info.threads},
+                            {"weight_bytes", info.weight_bytes},
+                            {"rounds", o->rounds},
+                            {"pass_ms_by_tokens", ms},
+                            {"pass_ms_keeping_every_row", table.all_rows_ms},
+                            {"ms_per_kept_row", table.ms_per_kept_row}}
                        .dump(2)
-                << "\n";
+              << "\n";
       return;
     }
-    std::printf("model %s, %d thread(s), median of %d rounds\n| tokens | pass (ms) | vs 1 token |\n|---|---|---|\n",
+    std::printf("model %s, %d thread(s), median of %d rounds\n"
+                "| tokens | pass (ms) | vs 1 token | keeping every row's logits (ms) |\n|---|---|---|---|\n",
                 info.name.c_str(), info.threads, o->rounds);
-    for (size_t n = 0; n < ms.size(); ++n) std::printf("| %zu | %.2f | %.2fx |\n", n + 1, ms[n], ms[n] / ms[0]);
+    for (size_t n = 0; n < ms.size(); ++n)
+      std::printf("| %zu | %.2f | %.2fx | %.2f |\n", n + 1, ms[n], ms[n] / ms[0], table.all_rows_ms[n]);
+    std::printf("each kept row of logits beyond the first adds %.2f ms\n", table.ms_per_kept_row);
   });
 }
 

@@ -363,9 +363,11 @@ struct CallStats {
   VerificationStats verification;
   std::vector<PhaseStats> phases;
   std::vector<PlanStats> plans;   // SchemaWeaver: per call of the turn with arguments
-  // The answer's passes (after the prompt's) by the tokens each carried, and their time: what
+  // The answer's passes (after the prompt's) by the tokens each carried, the rows of logits
+  // they kept beyond one each (branches, drafts, a write-back's checks), and their time: what
   // bench/replay.py prices with another machine's pass costs.
   std::map<int, int> passes_by_tokens;
+  int extra_kept_rows = 0;
   double pass_ms = 0;
   std::vector<CallEvent> events;  // the calls as they became executable
   // Every token the model chose, in the order of the text. Under ToolChoice::Auto, the choice
@@ -507,12 +509,14 @@ class Session {
             const CallOptions& options) const;
   int check(const std::vector<Message>& messages, const ToolSet& tools, const CallOptions& options) const;
 
-  // The pass-cost curve (ms of a pass carrying 1, 2, ... tokens) that padding and drafts are
-  // sized by, instead of what the session learns from its own passes (the default: every pass
-  // is a measurement, the estimates follow what passes cost now and are kept between runs): a
-  // curve measured elsewhere, or a fixed one that makes the pass shapes the same on every
-  // machine. Throws Error if it is empty or holds a time that is not positive.
-  void use_pass_costs(std::vector<double> ms);
+  // The pass-cost curve (ms of a pass carrying 1, 2, ... tokens and keeping the logits of one)
+  // and what each further kept row of logits adds, that plans, padding and drafts are sized by,
+  // instead of what the session learns from its own passes (the default: every pass is a
+  // measurement, the estimates follow what passes cost now and are kept between runs): a curve
+  // measured elsewhere (measure_pass_costs), or a fixed one that makes the pass shapes the same
+  // on every machine. Throws Error if the curve is empty or holds a time that is not positive,
+  // or the row's cost is negative.
+  void use_pass_costs(std::vector<double> ms, double ms_per_kept_row = 0);
 
   // A prompt state saved to a file: the keys and values of the last call's prompt, tagged with
   // the model file that computed them. A process that starts later with the same model and a

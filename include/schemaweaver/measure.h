@@ -8,11 +8,20 @@
 
 namespace sw {
 
-// The median time (ms) of a forward pass carrying n = 1..max_tokens tokens after a 256-token
-// context, measured now on this machine over `rounds` interleaved rounds. Sessions size
-// SchemaWeaver's padding and speculative drafts by what their own passes cost, learnt as they run
-// and kept between runs; this measurement is added to what they have learnt.
-std::vector<double> measure_pass_costs(const Model& model, int max_tokens = 8, int rounds = 9);
+// What a forward pass costs on this machine: the median time (ms) of a pass carrying n =
+// 1..max_tokens tokens after a 256-token context, keeping the logits of its last token (a
+// prompt's or a forced text's pass), and of the same passes keeping the logits of every token
+// (a pass of branches or of drafts: the output layer multiplies each kept row by the whole
+// vocabulary, most of a small model's work where the vocabulary is large).
+struct PassCostTable {
+  std::vector<double> one_row_ms;   // [n - 1]: n tokens, the last one's logits kept
+  std::vector<double> all_rows_ms;  // [n - 1]: n tokens, every one's logits kept
+  double ms_per_kept_row = 0;       // what a kept row adds, from the two (median over n >= 2)
+};
+// Measured now over `rounds` interleaved rounds. Sessions plan SchemaWeaver's steps and size
+// padding and speculative drafts by what their own passes cost, learnt as they run and kept
+// between runs; this measurement is added to what they have learnt.
+PassCostTable measure_pass_costs(const Model& model, int max_tokens = 8, int rounds = 9);
 
 // How fast the model reads a prompt and writes an answer on this machine (llama-bench's pp and
 // tg): medians over `rounds`, each from an empty cache.

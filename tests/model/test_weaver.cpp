@@ -617,9 +617,13 @@ TEST(Weaver, WriteBackEqualsSerialPrefill) {
 TEST(Weaver, CostCurveIsMeasured) {
   const sw::LoadedModel& m = loaded(*model());
   sw::Context context(m, 1024);
-  sw::CostCurve curve = sw::measure_cost_curve(context, m, 4, 3, 64);
-  ASSERT_EQ(curve.max_tokens(), 4);
-  for (double ms : curve.ms) EXPECT_GT(ms, 0);
+  sw::PassCostTable table = sw::measure_cost_table(context, m, 4, 3, 64);
+  ASSERT_EQ(table.one_row_ms.size(), 4u);
+  ASSERT_EQ(table.all_rows_ms.size(), 4u);
+  for (double ms : table.one_row_ms) EXPECT_GT(ms, 0);
+  EXPECT_EQ(table.all_rows_ms[0], table.one_row_ms[0]);  // one token keeps one row either way
+  EXPECT_GE(table.ms_per_kept_row, 0);
+  EXPECT_EQ(sw::curve_of(table).row_ms, table.ms_per_kept_row);
   EXPECT_EQ(context.used(), 0);  // the scratch sequence is left empty
 }
 
@@ -627,15 +631,43 @@ TEST(Weaver, CostCurveIsMeasured) {
 TEST(Weaver, TheContextTellsItsObserverEveryPass) {
   const sw::LoadedModel& m = loaded(*model());
   sw::Context context(m, 256);
-  std::vector<std::pair<int, double>> seen;
-  context.observe_passes([&](int tokens, double ms) { seen.push_back({tokens, ms}); });
+  struct Seen {
+    int tokens, rows;
+    double ms;
+  };
+  std::vector<Seen> seen;
+  context.observe_passes([&](int tokens, int rows, double ms) { seen.push_back({tokens, rows, ms}); });
   sw::PassCounter passes;
-  context.append(m.tokenize("The weather in Paris", false), passes);
+  const std::vector<llama_token> prompt = m.tokenize("The weather in Paris", false);
+  context.append(prompt, passes);
   context.append({m.tokenize(" today", false).front()}, passes);
+  const std::vector<llama_token> more = m.tokenize(" is sunny and warm", false);
+  context.append(more, passes, std::vector<bool>(more.size(), true));
   ASSERT_EQ(seen.size(), size_t(passes.passes));
-  EXPECT_EQ(seen.back().first, 1);
-  EXPECT_EQ(seen.front().first + seen.back().first, passes.tokens);
-  for (const auto& pass : seen) EXPECT_GT(pass.second, 0);
+  EXPECT_EQ(seen[0].tokens, int(prompt.size()));
+  EXPECT_EQ(seen[0].rows, 1);
+  EXPECT_EQ(seen[1].tokens, 1);
+  EXPECT_EQ(seen[2].tokens, int(more.size()));
+  EXPECT_EQ(seen[2].rows, seen[2].tokens);  // every row kept
+  EXPECT_EQ(seen[0].tokens + seen[1].tokens + seen[2].tokens, passes.tokens);
+  for (const Seen& pass : seen) EXPECT_GT(pass.ms, 0);
+}
+
+// An argument the session has not filled before is expected to take what this model's values of
+// its kind took in other tools' calls, not a fixed prior; an enum's members still speak for it.
+TEST(Weaver, AnArgumentNotSeenIsExpectedToTakeWhatItsKindTook) {
+  const sw::LoadedModel& m = loaded(*model());
+  sw::CallHistory history;
+  const sw::Property city{"city", sw::Schema{sw::Type::String}, true};
+  const double prior = sw::expected_value(m, history, "get_weather", city).tokens;
+  history.record_value("find_beer", "brewery", sw::json_kind(sw::Json("Sierra Nevada")), 3);
+  history.record_value("find_beer", "count", sw::json_kind(sw::Json(4)), 1);
+  EXPECT_DOUBLE_EQ(sw::expected_value(m, history, "get_weather", city).tokens, 3);
+  EXPECT_NE(prior, 3);
+  sw::Schema unit{sw::Type::String};
+  unit.enum_values = {"celsius", "fahrenheit"};
+  EXPECT_DOUBLE_EQ(sw::expected_value(m, history, "get_weather", {"unit", unit, false}).tokens,
+                   sw::expected_value(m, sw::CallHistory{}, "get_weather", {"unit", unit, false}).tokens);
 }
 
 // The plan prices each call on the machine's pass costs: where every token of a pass costs its

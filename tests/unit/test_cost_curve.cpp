@@ -77,6 +77,27 @@ TEST(PassCosts, AWidthThatIsCheaperIsPaddedTo) {
   EXPECT_EQ(curve.padded_size(3), 4);
 }
 
+TEST(PassCosts, AKeptRowCostsWhatItAddsToAPassOfItsWidth) {
+  // One row kept: 10 ms for a token, 20 for four; four rows kept: 50 - 10 ms a further row.
+  sw::PassCosts costs = learnt({{1, 10}, {4, 20}});
+  EXPECT_DOUBLE_EQ(costs.estimate().row_ms, 0);  // no pass keeping more than one seen yet
+  costs.record(4, 50, 4);
+  costs.record(4, 51.5, 4);
+  costs.record(4, 900, 4);  // slowed by another process: moves no median
+  sw::CostCurve curve = costs.estimate();
+  EXPECT_DOUBLE_EQ(curve.row_ms, 10.5);
+  EXPECT_DOUBLE_EQ(curve.cost(4), 20);  // the passes keeping rows leave the one-row curve alone
+  EXPECT_DOUBLE_EQ(curve.pass_ms(4, 4), 20 + 3 * 10.5);
+  // A pass that kept rows and cost no more than its width's one-row pass: rows are free.
+  EXPECT_DOUBLE_EQ(learnt({{1, 10}, {4, 20}}).estimate().row_ms, 0);
+  sw::PassCosts free_rows = learnt({{1, 10}, {4, 20}});
+  free_rows.record(4, 19, 4);
+  EXPECT_DOUBLE_EQ(free_rows.estimate().row_ms, 0);
+  // More rows than tokens is not a pass: ignored.
+  free_rows.record(2, 100, 3);
+  EXPECT_DOUBLE_EQ(free_rows.estimate().row_ms, 0);
+}
+
 TEST(PassCosts, PinnedCostsStay) {
   sw::PassCosts costs = learnt({{1, 20}});
   costs.pin(sw::CostCurve{{5, 6}});
@@ -86,9 +107,11 @@ TEST(PassCosts, PinnedCostsStay) {
 
 TEST(PassCosts, KeptBetweenRunsAndADamagedFileIgnored) {
   sw::PassCosts costs = learnt({{1, 20}, {2, 30}, {64, 640}});
+  costs.record(2, 36, 2);
   sw::PassCosts read;
   read.restore(costs.to_json());
   EXPECT_EQ(read.estimate().ms, costs.estimate().ms);
+  EXPECT_DOUBLE_EQ(read.estimate().row_ms, 6);
   EXPECT_EQ(read.recorded(), 0u);  // what was read is not this run's
   sw::PassCosts damaged = learnt({{1, 20}});
   damaged.restore(sw::Json{{"ms_by_width", "not a list"}});

@@ -65,6 +65,20 @@ TEST(Plan, ComputingTheFirstValueAgainCostsTheBranches) {
   EXPECT_GT(recomputed.branches_ms, adopted.branches_ms);
 }
 
+// Gemma 3 270M on this machine's kind: a pass of 4 tokens keeping one row of logits costs 1.4x
+// one, but its output layer (262k tokens, most of its weights) makes each further kept row
+// cost most of a one-token pass. Priced by width alone its branches look cheap; priced with
+// their rows, serial wins.
+TEST(Plan, EachBranchPaysForItsRowOfLogits) {
+  sw::CostCurve rows_free{{15.3, 20.5, 21.5, 21.5, 24, 25, 26, 27}, 0.6};
+  sw::CostCurve rows_costly = rows_free;
+  rows_costly.row_ms = 9;
+  const std::vector<int> s = names_of(3);
+  EXPECT_TRUE(sw::plan_cost(rows_free, 6, s, strings({6, 5, 8}), 0.0, {}).branches());
+  sw::PlanCost priced = sw::plan_cost(rows_costly, 6, s, strings({6, 5, 8}), 0.0, {});
+  EXPECT_FALSE(priced.branches()) << priced.branches_ms << " vs " << priced.serial_ms;
+}
+
 // A curve learnt while another process held the cores (3416 ms for one token, each further
 // token its share) plans the values serially; nine passes of each width at what they cost now
 // put the branches back where they pay.
@@ -82,13 +96,16 @@ TEST(Plan, APlanMadeUnderLoadFollowsWhatPassesCostNow) {
 TEST(CallHistory, AveragesTheLastValuesOfEachArgument) {
   sw::CallHistory history;
   EXPECT_EQ(history.value_tokens("get_weather", "city"), 0);
-  history.record_value("get_weather", "city", 2);
-  history.record_value("get_weather", "city", 4);
-  history.record_value("get_weather", "unit", 1);
+  history.record_value("get_weather", "city", "string", 2);
+  history.record_value("get_weather", "city", "string", 4);
+  history.record_value("get_weather", "unit", "string", 1);
   EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "city"), 3);
-  for (size_t i = 0; i < sw::CallHistory::kWindow; ++i) history.record_value("get_weather", "city", 10);
+  for (size_t i = 0; i < sw::CallHistory::kWindow; ++i) history.record_value("get_weather", "city", "string", 10);
   EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "city"), 10);  // older values left the window
   EXPECT_DOUBLE_EQ(history.value_tokens("get_weather", "unit"), 1);
+  // Every tool's strings so far: 2, 4, 1 and five of 10.
+  EXPECT_DOUBLE_EQ(history.kind_tokens("string"), 57.0 / 8);
+  EXPECT_EQ(history.kind_tokens("number"), 0);
   EXPECT_DOUBLE_EQ(history.discard_rate(), sw::CallHistory::kPriorRate);  // before any check
   history.record_verification(60, 30);
   history.record_verification(60, 30);
@@ -104,6 +121,9 @@ TEST(CostCurve, ExtendsBeyondItsWidestPass) {
   EXPECT_DOUBLE_EQ(curve.pass_ms(10), 50);  // unless wide passes were seen to cost more per token
   const sw::CostCurve falling{{10, 8}};
   EXPECT_DOUBLE_EQ(falling.pass_ms(4), 8);  // a falling step is not extrapolated
+  curve.row_ms = 3;
+  EXPECT_DOUBLE_EQ(curve.pass_ms(4, 4), 15 + 3 * 3);  // each kept row beyond the first adds its cost
+  EXPECT_DOUBLE_EQ(curve.pass_ms(10, 2), 53);
 }
 
 }  // namespace

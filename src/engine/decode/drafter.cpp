@@ -11,9 +11,9 @@ void Drafter::record(int checked, int accepted) {
   accepted_ += accepted;
 }
 
-double Drafter::pass_cost(int tokens) const {
+double Drafter::pass_cost(int tokens, int rows) const {
   if (!curve_ || curve_->max_tokens() == 0) return 1.0;
-  return curve_->pass_ms(tokens);
+  return curve_->pass_ms(tokens, rows);
 }
 
 int Drafter::best_length(int carried, int available, double p, double ms_per_draft_token) const {
@@ -24,7 +24,8 @@ int Drafter::best_length(int carried, int available, double p, double ms_per_dra
   for (int k = 1; k <= std::min(available, kMaxDraft); ++k) {
     taken *= p;
     expected += taken;
-    double rate = expected / (pass_cost(carried + k) + ms_per_draft_token * k);
+    // The pass keeps the logits of each draft token and of the token before them.
+    double rate = expected / (pass_cost(carried + k, k + 1) + ms_per_draft_token * k);
     if (rate > best_rate) {
       best_rate = rate;
       best = k;

@@ -48,7 +48,7 @@ class Drafter {
   // Acceptance so far, from a prior of 3 in 4 (prompt-lookup drafts of tool calls are taken
   // about that often), so that drafts are tried before there is evidence.
   double acceptance() const { return (accepted_ + 3.0) / (checked_ + 4.0); }
-  double pass_cost(int tokens) const;
+  double pass_cost(int tokens, int rows = 1) const;
 
  private:
   const CostCurve* curve_;

@@ -39,26 +39,29 @@ int CostCurve::free_size(int n, double margin) const {
   return most;
 }
 
-double CostCurve::pass_ms(int n) const {
+double CostCurve::pass_ms(int n, int rows) const {
+  const double extra_rows = std::max(rows - 1, 0) * row_ms;
   const int last = max_tokens();
-  if (n <= last) return cost(n);
+  if (n <= last) return cost(n) + extra_rows;
   const double step = last > 1 ? std::max(0.0, cost(last) - cost(last - 1)) : cost(last);
-  return std::max(cost(last) + step * (n - last), n * wide_ms_per_token);
+  return std::max(cost(last) + step * (n - last), n * wide_ms_per_token) + extra_rows;
 }
 
 Json CostCurve::to_json() const {
   Json json = {{"pass_ms_by_tokens", ms}};
   if (wide_ms_per_token > 0) json["wide_ms_per_token"] = wide_ms_per_token;
+  if (row_ms > 0) json["ms_per_kept_row"] = row_ms;
   return json;
 }
 
 void from_json(const Json& json, CostCurve& curve) {
   json.at("pass_ms_by_tokens").get_to(curve.ms);
   curve.wide_ms_per_token = json.value("wide_ms_per_token", 0.0);
+  curve.row_ms = json.value("ms_per_kept_row", 0.0);
 }
 
-CostCurve measure_cost_curve(Context& context, const LoadedModel& model, int max_tokens, int rounds,
-                             int context_tokens) {
+PassCostTable measure_cost_table(Context& context, const LoadedModel& model, int max_tokens, int rounds,
+                                 int context_tokens) {
   using Clock = std::chrono::steady_clock;
   const llama_seq_id seq = Context::kScratch;
   const std::vector<llama_token> text = filler_tokens(model, context_tokens + max_tokens);
@@ -68,21 +71,40 @@ CostCurve measure_cost_curve(Context& context, const LoadedModel& model, int max
   std::vector<BatchToken> prefix;
   for (int i = 0; i < context_tokens; ++i) prefix.push_back({token(i), i, {seq}, i + 1 == context_tokens});
   context.decode(prefix, unused);
-  std::vector<std::vector<double>> samples(static_cast<size_t>(max_tokens));
+  auto timed_pass = [&](int n, bool every_row) {
+    std::vector<BatchToken> batch;
+    for (int i = 0; i < n; ++i) batch.push_back({token(i), llama_pos(context_tokens + i), {seq}, every_row || i + 1 == n});
+    auto start = Clock::now();
+    context.decode(batch, unused);
+    double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    context.drop(seq, context_tokens);
+    return ms;
+  };
+  std::vector<std::vector<double>> one_row(static_cast<size_t>(max_tokens)), all_rows(static_cast<size_t>(max_tokens));
   for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
     for (int n = 1; n <= max_tokens; ++n) {
-      std::vector<BatchToken> batch;
-      for (int i = 0; i < n; ++i) batch.push_back({token(i), llama_pos(context_tokens + i), {seq}, true});
-      auto start = Clock::now();
-      context.decode(batch, unused);
-      double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      context.drop(seq, context_tokens);
-      if (round > 0) samples[size_t(n - 1)].push_back(ms);
+      const double one = timed_pass(n, false);
+      const double all = n > 1 ? timed_pass(n, true) : one;
+      if (round == 0) continue;
+      one_row[size_t(n - 1)].push_back(one);
+      all_rows[size_t(n - 1)].push_back(all);
     }
   }
   context.drop(seq);
-  CostCurve curve;
-  for (const auto& s : samples) curve.ms.push_back(median(s));
+  PassCostTable table;
+  std::vector<double> per_row;
+  for (int n = 1; n <= max_tokens; ++n) {
+    table.one_row_ms.push_back(median(one_row[size_t(n - 1)]));
+    table.all_rows_ms.push_back(median(all_rows[size_t(n - 1)]));
+    if (n > 1) per_row.push_back(std::max(0.0, table.all_rows_ms.back() - table.one_row_ms.back()) / (n - 1));
+  }
+  if (!per_row.empty()) table.ms_per_kept_row = median(per_row);
+  return table;
+}
+
+CostCurve curve_of(const PassCostTable& table) {
+  CostCurve curve{table.one_row_ms};
+  curve.row_ms = table.ms_per_kept_row;
   return curve;
 }
 
@@ -108,17 +130,20 @@ Speed measure_prefill_and_decode(Context& context, const LoadedModel& model, int
   return {prompt_tokens, decode_tokens, median(prefill), median(decode)};
 }
 
-std::vector<double> measure_pass_costs(const Model& model, int max_tokens, int rounds) {
+PassCostTable measure_pass_costs(const Model& model, int max_tokens, int rounds) {
   if (max_tokens < 1 || max_tokens > 64) throw Error("max_tokens for a cost curve must be 1..64");
   if (rounds < 1) throw Error("rounds must be at least 1");
   if (loaded(model).params.vocab_only) throw Error("a model loaded with vocab_only cannot run passes");
   Context context(loaded(model), 1024);
-  const CostCurve curve = measure_cost_curve(context, loaded(model), max_tokens, rounds);
+  const PassCostTable table = measure_cost_table(context, loaded(model), max_tokens, rounds);
   // The measurement also starts the estimates a session learns from (pass_costs.h).
   PassCosts kept = kept_pass_costs(loaded(model));
-  for (int n = 1; n <= std::min(max_tokens, PassCosts::kWidths); ++n) kept.record(n, curve.cost(n));
+  for (int n = 1; n <= std::min(max_tokens, PassCosts::kWidths); ++n) {
+    kept.record(n, table.one_row_ms[size_t(n - 1)]);
+    if (n > 1) kept.record(n, table.all_rows_ms[size_t(n - 1)], n);
+  }
   keep_pass_costs(loaded(model), kept);
-  return curve.ms;
+  return table;
 }
 
 Speed measure_speed(const Model& model, int prompt_tokens, int decode_tokens, int rounds) {

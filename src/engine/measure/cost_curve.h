@@ -5,6 +5,11 @@
 // token costs nearly its share; and the kernels add steps of their own (llama.cpp's repacked
 // quantized kernels work on rows in groups, so 4 tokens can cost less than 3). A session learns
 // the curve from its own passes (pass_costs.h); measure_cost_curve is the explicit measurement.
+//
+// A pass also pays for each row of logits it keeps: the output layer multiplies every kept row
+// by the whole vocabulary. A prefill or a forced text keeps one row; a branch pass keeps one per
+// branch, a write-back one per pick it verifies. On a small model with a large vocabulary
+// (Gemma 3 270M: 262k tokens, most of its weights) a kept row costs most of a one-token pass.
 #pragma once
 
 #include <string>
@@ -17,15 +22,18 @@ namespace sw {
 class Context;
 
 struct CostCurve {
-  std::vector<double> ms;  // ms[n - 1]: median time of a pass carrying n tokens
+  std::vector<double> ms;  // ms[n - 1]: median time of a pass carrying n tokens, one row kept
   double wide_ms_per_token = 0;  // of passes wider than the curve (a prefill), where seen
+  double row_ms = 0;             // what each kept row of logits beyond the first adds
 
   int max_tokens() const { return int(ms.size()); }
   double cost(int n) const { return ms.at(size_t(n - 1)); }
-  // The time of a pass carrying n tokens, n beyond the curve included: the curve's last step
-  // goes on, or the wide passes' cost per token where that is more.
-  double pass_ms(int n) const;
-  // The number of tokens a pass that must carry n should carry: the cheapest m >= n within the
+  // The time of a pass carrying n tokens and keeping the logits of `rows` of them, n beyond the
+  // curve included: the curve's last step goes on, or the wide passes' cost per token where
+  // that is more.
+  double pass_ms(int n, int rows = 1) const;
+  // The number of tokens a pass that must carry n should carry (its rows are the same either
+  // way: placeholders keep none): the cheapest m >= n within the
   // curve, if it is cheaper than n by more than `margin` (measurement noise); else n.
   int padded_size(int n, double margin = 0.03) const;
   // The most tokens a pass that must carry n can carry for what its padded size costs anyway.
@@ -34,10 +42,13 @@ struct CostCurve {
 };
 void from_json(const Json& json, CostCurve& curve);  // what to_json wrote
 
-// Measures passes of 1..max_tokens tokens in the context's scratch sequence, interleaved
-// `rounds` times, after a prefix of `context_tokens` tokens (attention over a realistic cache).
-CostCurve measure_cost_curve(Context& context, const LoadedModel& model, int max_tokens = 8,
-                             int rounds = 9, int context_tokens = 256);
+// Measures passes of 1..max_tokens tokens keeping one row and keeping every row, in the
+// context's scratch sequence, interleaved `rounds` times, after a prefix of `context_tokens`
+// tokens (attention over a realistic cache).
+PassCostTable measure_cost_table(Context& context, const LoadedModel& model, int max_tokens = 8, int rounds = 9,
+                                 int context_tokens = 256);
+// The curve a measured table gives: its passes keeping one row, and what a kept row adds.
+CostCurve curve_of(const PassCostTable& table);
 
 // Prefill of `prompt_tokens` ordinary text tokens from an empty cache, then `decode_tokens`
 // passes of one token each, `rounds` times (after a warm-up); medians.

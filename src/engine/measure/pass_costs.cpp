@@ -9,9 +9,10 @@
 namespace sw {
 namespace {
 
-void push(std::deque<double>& window, double value) {
+template <typename T>
+void push(std::deque<T>& window, T value, size_t size = PassCosts::kWindow) {
   window.push_back(value);
-  if (window.size() > PassCosts::kWindow) window.pop_front();
+  if (window.size() > size) window.pop_front();
 }
 
 std::optional<double> median_of(const std::deque<double>& window) {
@@ -21,10 +22,11 @@ std::optional<double> median_of(const std::deque<double>& window) {
 
 }  // namespace
 
-void PassCosts::record(int tokens, double ms) {
-  if (tokens < 1 || !(ms > 0)) return;
+void PassCosts::record(int tokens, double ms, int rows) {
+  if (tokens < 1 || !(ms > 0) || rows > tokens) return;
   recorded_ += 1;
-  if (tokens <= kWidths) push(by_width_[size_t(tokens - 1)], ms);
+  if (rows > 1) push(many_rows_, {tokens, rows, ms}, kRowWindow);
+  else if (tokens <= kWidths) push(by_width_[size_t(tokens - 1)], ms);
   else push(wide_per_token_, ms / tokens);
 }
 
@@ -56,14 +58,23 @@ CostCurve PassCosts::estimate() const {
       curve.ms.push_back(low * prior(w) / prior(below));
     }
   }
+  if (!many_rows_.empty()) {
+    std::vector<double> per_row;
+    for (const RowsKept& pass : many_rows_)
+      per_row.push_back(std::max(0.0, pass.ms - curve.pass_ms(pass.tokens)) / (pass.rows - 1));
+    curve.row_ms = median(per_row);
+  }
   return curve;
 }
 
 Json PassCosts::to_json() const {
   Json widths = Json::array();
   for (const auto& window : by_width_) widths.push_back(std::vector<double>(window.begin(), window.end()));
+  Json rows = Json::array();
+  for (const RowsKept& pass : many_rows_) rows.push_back({pass.tokens, pass.rows, pass.ms});
   return {{"ms_by_width", widths},
-          {"wide_ms_per_token", std::vector<double>(wide_per_token_.begin(), wide_per_token_.end())}};
+          {"wide_ms_per_token", std::vector<double>(wide_per_token_.begin(), wide_per_token_.end())},
+          {"tokens_rows_ms", rows}};
 }
 
 void PassCosts::restore(const Json& saved) {
@@ -74,6 +85,9 @@ void PassCosts::restore(const Json& saved) {
       for (double ms : widths[w].get<std::vector<double>>()) read.record(int(w + 1), ms);
     }
     for (double ms : saved.at("wide_ms_per_token").get<std::vector<double>>()) push(read.wide_per_token_, ms);
+    // (absent where a run kept its estimates before kept rows were told apart)
+    for (const Json& pass : saved.value("tokens_rows_ms", Json::array()))
+      read.record(pass.at(0).get<int>(), pass.at(2).get<double>(), pass.at(1).get<int>());
   } catch (const std::exception&) {
     return;
   }

@@ -1,8 +1,11 @@
 // What passes cost on this machine now, learnt from the passes the engine runs.
 //
-// Every pass is a measurement: the tokens it carried and its time. Per width of 1..kWidths
-// tokens the estimate is the median of the last kWindow passes of that width; a wide pass (a
-// prompt's prefill, a write-back) gives a cost per token. A pass slowed by another process moves
+// Every pass is a measurement: the tokens it carried, the rows of logits it kept and its time.
+// Per width of 1..kWidths tokens the estimate is the median of the last kWindow passes of that
+// width keeping one row; a wide pass keeping one (a prompt's prefill) gives a cost per token. A
+// pass keeping more rows (branches, a write-back, a draft) gives what a kept row adds: its time
+// beyond the estimate for its width, shared by its rows but one - the median of the last
+// kRowWindow such passes. A pass slowed by another process moves
 // no median alone, and estimates learnt under load are replaced as soon as passes cost less
 // again: they follow what passes cost now. Nothing is measured up front: the first call of a
 // model on a machine starts from its prompt's prefill and its first decoding passes (until a
@@ -24,13 +27,15 @@ class PassCosts {
  public:
   static constexpr int kWidths = 8;
   static constexpr size_t kWindow = 9;
+  static constexpr size_t kRowWindow = 15;
 
-  void record(int tokens, double ms);
+  void record(int tokens, double ms, int rows = 1);
   // Fixed costs instead of learnt ones (Session::use_pass_costs): passes no longer change them.
   void pin(CostCurve curve) { pinned_ = std::move(curve); }
   // The cost of passes of 1..kWidths tokens as estimated now: a width seen by its median; a
   // width not seen between the nearest seen ones, or beyond the widest seen along the prior
   // (the larger of a one-token pass and the wide passes' cost per token times the width).
+  // A kept row costs nothing until a pass keeping more than one has been seen.
   // Empty until a pass of one token has been seen.
   CostCurve estimate() const;
   size_t recorded() const { return recorded_; }  // passes seen by this object
@@ -43,6 +48,12 @@ class PassCosts {
  private:
   std::array<std::deque<double>, kWidths> by_width_;  // ms of the last passes of each width
   std::deque<double> wide_per_token_;                 // ms per token of the last wide passes
+  struct RowsKept {
+    int tokens;
+    int rows;
+    double ms;
+  };
+  std::deque<RowsKept> many_rows_;  // the last passes that kept more than one row
   std::optional<CostCurve> pinned_;
   size_t recorded_ = 0;
 };

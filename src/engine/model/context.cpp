@@ -63,6 +63,7 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
                                                     " tokens exceeds the batch of " + std::to_string(n_batch_));
   std::vector<llama_token> main_tokens;
   std::vector<int> main_logits;
+  int rows = 0;
   batch_.n_tokens = int32_t(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) {
     const BatchToken& t = tokens[i];
@@ -71,6 +72,7 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
     batch_.n_seq_id[i] = int32_t(t.sequences.size());
     std::copy(t.sequences.begin(), t.sequences.end(), batch_.seq_id[i]);
     batch_.logits[i] = t.logits;
+    rows += t.logits ? 1 : 0;
     if (std::find(t.sequences.begin(), t.sequences.end(), kMain) != t.sequences.end()) {
       if (t.pos != llama_pos(history_.size() + main_tokens.size()))
         throw Error("internal: a token of the main sequence is out of order");
@@ -85,7 +87,7 @@ void Context::decode(const std::vector<BatchToken>& tokens, PassCounter& counter
   if (rc != 0) throw Error("llama_decode failed (code " + std::to_string(rc) + ") " + llama_last_errors());
   if (observe_) {
     llama_synchronize(ctx_);  // a backend may compute asynchronously
-    observe_(int(tokens.size()),
+    observe_(int(tokens.size()), rows,
              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   }
   last_pass_start_ = history_.size();

@@ -99,8 +99,9 @@ class Context {
 
   // Asked before every pass; when it returns true, the pass throws Cancelled instead.
   void set_interrupt(std::function<bool()> interrupt) { interrupt_ = std::move(interrupt); }
-  // Told after every pass the tokens it carried and its time in ms: what passes cost now.
-  using PassObserver = std::function<void(int tokens, double ms)>;
+  // Told after every pass the tokens it carried, the rows of logits it kept and its time in ms:
+  // what passes cost now.
+  using PassObserver = std::function<void(int tokens, int rows, double ms)>;
   void observe_passes(PassObserver observer) { observe_ = std::move(observer); }
 
   // The first `length` cells of sequence 0 as llama.cpp's sequence state (positions, keys,

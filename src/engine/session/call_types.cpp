@@ -102,7 +102,7 @@ Json CallStats::to_json() const {
           {"constraint_ms", constraint_ms}, {"constraint_steps", constraint_steps}, {"compile_ms", compile_ms},
           {"draft_tokens", draft_tokens}, {"accepted_draft_tokens", accepted_draft_tokens},
           {"peak_rss_kb", peak_rss_kb}, {"phases", phase_list}, {"plans", plan_list},
-          {"passes_by_tokens", widths}, {"pass_ms", pass_ms}, {"smallest_margin", closest},
+          {"passes_by_tokens", widths}, {"extra_kept_rows", extra_kept_rows}, {"pass_ms", pass_ms}, {"smallest_margin", closest},
           {"verification",
            {{"checked_tokens", verification.checked_tokens}, {"repaired_calls", verification.repaired_calls},
             {"discarded_tokens", verification.discarded_tokens},

@@ -85,10 +85,11 @@ class SessionState {
   explicit SessionState(std::shared_ptr<const Model> m)
       : model(std::move(m)), context(loaded(*model), loaded(*model).params.context_size),
         pass_costs(kept_pass_costs(loaded(*model))) {
-    context.observe_passes([this](int tokens, double ms) {
-      pass_costs.record(tokens, ms);
+    context.observe_passes([this](int tokens, int rows, double ms) {
+      pass_costs.record(tokens, ms, rows);
       if (!answering) return;
       answering->passes_by_tokens[tokens] += 1;
+      answering->extra_kept_rows += std::max(rows - 1, 0);
       answering->pass_ms += ms;
     });
   }
@@ -102,7 +103,8 @@ class SessionState {
       if (draft.params.vocab_only) throw Error("a draft model loaded with vocab_only cannot draft");
       draft_context = std::make_unique<Context>(draft, context.size());
       draft_pass_costs = kept_pass_costs(draft);
-      draft_context->observe_passes([this](int tokens, double ms) { draft_pass_costs.record(tokens, ms); });
+      draft_context->observe_passes(
+          [this](int tokens, int rows, double ms) { draft_pass_costs.record(tokens, ms, rows); });
       draft_model = options.draft_model;
     }
     // Until a pass of the draft model has been seen, its drafts are taken to cost nothing.
@@ -290,12 +292,15 @@ int Session::check(const std::vector<Message>& messages, const ToolSet& tools, c
   return int(prepare(*state_, messages, tools, options).prompt.size());
 }
 
-void Session::use_pass_costs(std::vector<double> ms) {
+void Session::use_pass_costs(std::vector<double> ms, double ms_per_kept_row) {
   if (ms.empty()) throw Error("a pass-cost curve needs the time of at least a pass of one token");
   for (double t : ms) {
     if (!(t > 0)) throw Error("a pass-cost curve holds a time that is not positive");
   }
-  state_->pass_costs.pin(CostCurve{std::move(ms)});
+  if (!(ms_per_kept_row >= 0)) throw Error("the cost of a kept row of logits cannot be negative");
+  CostCurve curve{std::move(ms)};
+  curve.row_ms = ms_per_kept_row;
+  state_->pass_costs.pin(std::move(curve));
 }
 
 void Session::save_prompt_state(const std::string& path) {

@@ -11,6 +11,27 @@ namespace {
 
 std::string history_key(const std::string& tool, const std::string& argument) { return tool + '\n' + argument; }
 
+double average(const std::deque<int>& window) {
+  return window.empty() ? 0 : std::accumulate(window.begin(), window.end(), 0.0) / double(window.size());
+}
+
+// The kind of the values `schema` admits, as json_kind names them ("" for an enum or a choice of
+// types: no one kind speaks for them).
+std::string schema_kind(const Schema& schema) {
+  if (!schema.enum_values.empty() || !schema.any_of.empty()) return "";
+  switch (schema.type) {
+    case Type::String: return "string";
+    case Type::Integer:
+    case Type::Number: return "number";
+    case Type::Array: return "array";
+    case Type::Object: return "object";
+    case Type::Boolean:
+    case Type::Null:
+    case Type::Any: return "";
+  }
+  return "";
+}
+
 // Tokens of a typical value of `schema` when nothing has been seen of it: its enum members as
 // the model tokenizes them (a few), else by type.
 double prior_value_tokens(const LoadedModel& model, const Schema& schema) {
@@ -55,14 +76,30 @@ double passes_inside(const Schema& schema, double tokens) {
 
 double CallHistory::value_tokens(const std::string& tool, const std::string& argument) const {
   auto seen = values_.find(history_key(tool, argument));
-  if (seen == values_.end() || seen->second.empty()) return 0;
-  return std::accumulate(seen->second.begin(), seen->second.end(), 0.0) / double(seen->second.size());
+  return seen == values_.end() ? 0 : average(seen->second);
 }
 
-void CallHistory::record_value(const std::string& tool, const std::string& argument, int tokens) {
+double CallHistory::kind_tokens(const std::string& kind) const {
+  auto seen = kinds_.find(kind);
+  return seen == kinds_.end() ? 0 : average(seen->second);
+}
+
+void CallHistory::record_value(const std::string& tool, const std::string& argument, const std::string& kind,
+                               int tokens) {
   std::deque<int>& seen = values_[history_key(tool, argument)];
   seen.push_back(tokens);
   if (seen.size() > kWindow) seen.pop_front();
+  std::deque<int>& of_kind = kinds_[kind];
+  of_kind.push_back(tokens);
+  if (of_kind.size() > kKindWindow) of_kind.pop_front();
+}
+
+std::string json_kind(const Json& value) {
+  if (value.is_string()) return "string";
+  if (value.is_number()) return "number";
+  if (value.is_array()) return "array";
+  if (value.is_object()) return "object";
+  return "literal";
 }
 
 void CallHistory::record_verification(int checked, int discarded) {
@@ -72,16 +109,21 @@ void CallHistory::record_verification(int checked, int discarded) {
 
 ValueEstimate expected_value(const LoadedModel& model, const CallHistory& history, const std::string& tool,
                              const Property& argument) {
-  const double seen = history.value_tokens(tool, argument.name);
-  const double tokens = seen > 0 ? seen : prior_value_tokens(model, argument.schema);
+  const std::string kind = schema_kind(argument.schema);
+  double tokens = history.value_tokens(tool, argument.name);
+  if (tokens == 0 && !kind.empty()) tokens = history.kind_tokens(kind);
+  if (tokens == 0) tokens = prior_value_tokens(model, argument.schema);
   return {tokens, passes_inside(argument.schema, tokens)};
 }
 
 PlanCost plan_cost(const CostCurve& curve, int head, const std::vector<int>& names,
                    const std::vector<ValueEstimate>& values, double discard_rate, PlanShape shape) {
-  auto pass = [&](int tokens) { return curve.pass_ms(std::max(tokens, 1)); };
-  auto padded = [&](int tokens) {
-    return shape.padding ? std::min(pass(tokens), pass(curve.padded_size(tokens))) : pass(tokens);
+  // A pass of `tokens` keeping the logits of `rows` of them (the serial decoder keeps one).
+  auto pass = [&](int tokens, int rows = 1) { return curve.pass_ms(std::max(tokens, 1), rows); };
+  // A values pass: a token and its logits per branch, placeholders where they cost less.
+  auto padded = [&](int branches) {
+    const int size = shape.padding ? curve.padded_size(branches) : branches;
+    return std::min(pass(branches, branches), pass(size, branches));
   };
   // Each value's passes, in branches one step per pass for every branch still deciding.
   std::vector<int> steps;
@@ -97,22 +139,25 @@ PlanCost plan_cost(const CostCurve& curve, int head, const std::vector<int>& nam
     if (i > 0 || !shape.adopt_first) written_back += int(std::lround(values[i].tokens));
     if (i > 0) written_back += name;
   }
-  cost.branches_ms = pass(head + all_names);
+  // The skeleton keeps the logits after the head and after each name.
+  const int branches = int(names.size());
+  cost.branches_ms = pass(head + all_names, 1 + branches);
+  // The verifier checks every pick but those of an adopted first branch, whose last alone can
+  // differ: the write-back keeps their logits.
+  int checked = 0;
+  for (size_t i = 0; i < steps.size(); ++i) checked += i == 0 && shape.adopt_first ? 1 : steps[i] + 1;
   if (shape.provisional) {
     cost.serial_ms += pass(1);  // whether an optional argument follows: a pass after the values
     cost.margin = 0;
   } else {
-    cost.branches_ms += pass(written_back);
+    cost.branches_ms += pass(written_back, std::min(checked + 1, written_back));
   }
   const int longest = *std::max_element(steps.begin(), steps.end());
   for (int step = 1; step <= longest; ++step) {
     int alive = int(std::count_if(steps.begin(), steps.end(), [&](int s) { return s >= step; }));
     cost.branches_ms += padded(alive);
   }
-  // A pick the verifier decides again costs a serial pass on top of the branches' work. It
-  // checks every pick but those of an adopted first branch, whose last alone can differ.
-  double checked = 0;
-  for (size_t i = 0; i < steps.size(); ++i) checked += i == 0 && shape.adopt_first ? 1 : steps[i] + 1;
+  // A pick the verifier decides again costs a serial pass on top of the branches' work.
   cost.branches_ms += discard_rate * checked * pass(1);
   return cost;
 }

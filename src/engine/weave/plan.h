@@ -26,9 +26,16 @@ class CallHistory {
  public:
   static constexpr size_t kWindow = 5;
 
+  static constexpr size_t kKindWindow = 20;
+
   // The tokens the last values of `tool`'s `argument` took on average (0: none seen yet).
   double value_tokens(const std::string& tool, const std::string& argument) const;
-  void record_value(const std::string& tool, const std::string& argument, int tokens);
+  // The tokens the last kKindWindow values of a JSON kind ("string", "number", "array",
+  // "object") took in any tool's call, on average (0: none seen yet): what this model writes
+  // for an argument it has not filled before.
+  double kind_tokens(const std::string& kind) const;
+  // A value of `tool`'s `argument`, of `kind` (json_kind), that took `tokens`.
+  void record_value(const std::string& tool, const std::string& argument, const std::string& kind, int tokens);
   // A verified call: the branches' picks checked, and of them those decided again.
   void record_verification(int checked, int discarded);
   // The share of checked picks that the verifier has been deciding again, starting from a prior
@@ -42,6 +49,7 @@ class CallHistory {
 
  private:
   std::map<std::string, std::deque<int>> values_;  // by tool and argument
+  std::map<std::string, std::deque<int>> kinds_;   // by JSON kind, in any tool
   long checked_ = 0;
   long discarded_ = 0;
 };
@@ -55,7 +63,12 @@ struct ValueEstimate {
   // an enum member (its first pick forces the rest) or a boolean.
   double passes = 0;
 };
-// What a value of `argument` is expected to take: its tokens as `history` saw them, else a prior
+// The kind of a JSON value as CallHistory counts it: "string", "number", "array", "object", or
+// "literal" (true, false, null).
+std::string json_kind(const Json& value);
+
+// What a value of `argument` is expected to take: its tokens as `history` saw them, else as the
+// session's values of its kind took them (not for an enum, whose members say it), else a prior
 // from its schema (an enum's members as tokenized, a number's few digits, a string's words).
 ValueEstimate expected_value(const LoadedModel& model, const CallHistory& history, const std::string& tool,
                              const Property& argument);

@@ -283,7 +283,7 @@ class Weaver {
 
 void remember_values(const LoadedModel& model, CallHistory& history, const ToolCall& call) {
   for (const auto& [name, value] : call.arguments.items())
-    history.record_value(call.name, name, int(model.tokenize(value.dump(), false).size()));
+    history.record_value(call.name, name, json_kind(value), int(model.tokenize(value.dump(), false).size()));
 }
 
 std::optional<std::map<std::string, PlanStats>> serial_plans(const LoadedModel& model, const CompiledToolSet& tools,
