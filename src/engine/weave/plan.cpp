@@ -11,6 +11,12 @@ namespace {
 
 std::string history_key(const std::string& tool, const std::string& argument) { return tool + '\n' + argument; }
 
+// Adds `value` to a window of the last `size` values.
+void remember(std::deque<int>& window, int value, size_t size) {
+  window.push_back(value);
+  if (window.size() > size) window.pop_front();
+}
+
 double average(const std::deque<int>& window) {
   return window.empty() ? 0 : std::accumulate(window.begin(), window.end(), 0.0) / double(window.size());
 }
@@ -86,12 +92,8 @@ double CallHistory::kind_tokens(const std::string& kind) const {
 
 void CallHistory::record_value(const std::string& tool, const std::string& argument, const std::string& kind,
                                int tokens) {
-  std::deque<int>& seen = values_[history_key(tool, argument)];
-  seen.push_back(tokens);
-  if (seen.size() > kWindow) seen.pop_front();
-  std::deque<int>& of_kind = kinds_[kind];
-  of_kind.push_back(tokens);
-  if (of_kind.size() > kKindWindow) of_kind.pop_front();
+  remember(values_[history_key(tool, argument)], tokens, kWindow);
+  remember(kinds_[kind], tokens, kKindWindow);
 }
 
 std::string json_kind(const Json& value) {
