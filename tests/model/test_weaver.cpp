@@ -623,7 +623,10 @@ TEST(Weaver, CostCurveIsMeasured) {
   for (double ms : table.one_row_ms) EXPECT_GT(ms, 0);
   EXPECT_EQ(table.all_rows_ms[0], table.one_row_ms[0]);  // one token keeps one row either way
   EXPECT_GE(table.ms_per_kept_row, 0);
-  EXPECT_EQ(sw::curve_of(table).row_ms, table.ms_per_kept_row);
+  const sw::CostCurve curve = sw::curve_of(table);
+  ASSERT_EQ(curve.rows_ms.size(), 4u);
+  EXPECT_EQ(curve.rows_ms[0], 0);
+  for (size_t n = 1; n < 4; ++n) EXPECT_EQ(curve.rows_ms[n], std::max(0.0, table.all_rows_ms[n] - table.one_row_ms[n]));
   EXPECT_EQ(context.used(), 0);  // the scratch sequence is left empty
 }
 

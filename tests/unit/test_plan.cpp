@@ -72,7 +72,7 @@ TEST(Plan, ComputingTheFirstValueAgainCostsTheBranches) {
 TEST(Plan, EachBranchPaysForItsRowOfLogits) {
   sw::CostCurve rows_free{{15.3, 20.5, 21.5, 21.5, 24, 25, 26, 27}, 0.6};
   sw::CostCurve rows_costly = rows_free;
-  rows_costly.row_ms = 9;
+  rows_costly.rows_ms = sw::rows_curve(9);
   const std::vector<int> s = names_of(3);
   EXPECT_TRUE(sw::plan_cost(rows_free, 6, s, strings({6, 5, 8}), 0.0, {}).branches());
   sw::PlanCost priced = sw::plan_cost(rows_costly, 6, s, strings({6, 5, 8}), 0.0, {});
@@ -121,9 +121,12 @@ TEST(CostCurve, ExtendsBeyondItsWidestPass) {
   EXPECT_DOUBLE_EQ(curve.pass_ms(10), 50);  // unless wide passes were seen to cost more per token
   const sw::CostCurve falling{{10, 8}};
   EXPECT_DOUBLE_EQ(falling.pass_ms(4), 8);  // a falling step is not extrapolated
-  curve.row_ms = 3;
+  curve.rows_ms = sw::rows_curve(3);
   EXPECT_DOUBLE_EQ(curve.pass_ms(4, 4), 15 + 3 * 3);  // each kept row beyond the first adds its cost
   EXPECT_DOUBLE_EQ(curve.pass_ms(10, 2), 53);
+  curve.rows_ms = {0, 1, 2, 3, 12};                        // the kernels' step at five rows
+  EXPECT_DOUBLE_EQ(curve.pass_ms(5, 5), 21 + 12);
+  EXPECT_DOUBLE_EQ(curve.pass_ms(5, 9), 21 + 12 * 8 / 4.0);  // beyond: as a row at five
 }
 
 }  // namespace

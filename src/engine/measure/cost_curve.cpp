@@ -39,25 +39,23 @@ int CostCurve::free_size(int n, double margin) const {
   return most;
 }
 
+double CostCurve::kept_rows_ms(int rows) const {
+  const int widest = int(rows_ms.size());
+  if (rows <= 1 || widest < 2) return 0;
+  if (rows <= widest) return rows_ms[size_t(rows - 1)];
+  return rows_ms.back() * (rows - 1) / (widest - 1);
+}
+
 double CostCurve::pass_ms(int n, int rows) const {
-  const double extra_rows = std::max(rows - 1, 0) * row_ms;
+  const double extra_rows = kept_rows_ms(rows);
   const int last = max_tokens();
   if (n <= last) return cost(n) + extra_rows;
   const double step = last > 1 ? std::max(0.0, cost(last) - cost(last - 1)) : cost(last);
   return std::max(cost(last) + step * (n - last), n * wide_ms_per_token) + extra_rows;
 }
 
-Json CostCurve::to_json() const {
-  Json json = {{"pass_ms_by_tokens", ms}};
-  if (wide_ms_per_token > 0) json["wide_ms_per_token"] = wide_ms_per_token;
-  if (row_ms > 0) json["ms_per_kept_row"] = row_ms;
-  return json;
-}
-
-void from_json(const Json& json, CostCurve& curve) {
-  json.at("pass_ms_by_tokens").get_to(curve.ms);
-  curve.wide_ms_per_token = json.value("wide_ms_per_token", 0.0);
-  curve.row_ms = json.value("ms_per_kept_row", 0.0);
+std::vector<double> rows_curve(double ms_per_kept_row) {
+  return ms_per_kept_row > 0 ? std::vector<double>{0, ms_per_kept_row} : std::vector<double>{};
 }
 
 PassCostTable measure_cost_table(Context& context, const LoadedModel& model, int max_tokens, int rounds,
@@ -104,7 +102,8 @@ PassCostTable measure_cost_table(Context& context, const LoadedModel& model, int
 
 CostCurve curve_of(const PassCostTable& table) {
   CostCurve curve{table.one_row_ms};
-  curve.row_ms = table.ms_per_kept_row;
+  for (size_t i = 0; i < table.all_rows_ms.size() && i < table.one_row_ms.size(); ++i)
+    curve.rows_ms.push_back(std::max(0.0, table.all_rows_ms[i] - table.one_row_ms[i]));
   return curve;
 }
 

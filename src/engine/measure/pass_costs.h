@@ -3,9 +3,10 @@
 // Every pass is a measurement: the tokens it carried, the rows of logits it kept and its time.
 // Per width of 1..kWidths tokens the estimate is the median of the last kWindow passes of that
 // width keeping one row; a wide pass keeping one (a prompt's prefill) gives a cost per token. A
-// pass keeping more rows (branches, a write-back, a draft) gives what a kept row adds: its time
-// beyond the estimate for its width, shared by its rows but one - the median of the last
-// kRowWindow such passes. A pass slowed by another process moves
+// pass keeping more rows (branches, a write-back, a draft) gives what its rows add: its time
+// beyond the estimate for its width - per number of rows 2..kWidths the median of the last
+// kWindow such passes (a pass keeping more rows counts at kWidths, its addition scaled by its
+// rows but one). A pass slowed by another process moves
 // no median alone, and estimates learnt under load are replaced as soon as passes cost less
 // again: they follow what passes cost now. Nothing is measured up front: the first call of a
 // model on a machine starts from its prompt's prefill and its first decoding passes (until a
@@ -27,7 +28,6 @@ class PassCosts {
  public:
   static constexpr int kWidths = 8;
   static constexpr size_t kWindow = 9;
-  static constexpr size_t kRowWindow = 15;
 
   void record(int tokens, double ms, int rows = 1);
   // Fixed costs instead of learnt ones (Session::use_pass_costs): passes no longer change them.
@@ -35,7 +35,9 @@ class PassCosts {
   // The cost of passes of 1..kWidths tokens as estimated now: a width seen by its median; a
   // width not seen between the nearest seen ones, or beyond the widest seen along the prior
   // (the larger of a one-token pass and the wide passes' cost per token times the width).
-  // A kept row costs nothing until a pass keeping more than one has been seen.
+  // Kept rows: a number of rows seen by its median, one not seen between the nearest seen ones
+  // (one row adding nothing), beyond the most seen in proportion to them; nothing until a pass
+  // keeping more than one has been seen.
   // Empty until a pass of one token has been seen.
   CostCurve estimate() const;
   size_t recorded() const { return recorded_; }  // passes seen by this object
@@ -53,7 +55,10 @@ class PassCosts {
     int rows;
     double ms;
   };
-  std::deque<RowsKept> many_rows_;  // the last passes that kept more than one row
+  // [r - 1]: the last passes that kept r rows (the last window: kWidths or more)
+  std::array<std::deque<RowsKept>, kWidths> by_rows_;
+  // What 2..kWidths kept rows add, as seen (none where not), given the one-row curve.
+  std::array<std::optional<double>, kWidths> rows_seen(const CostCurve& curve) const;
   std::optional<CostCurve> pinned_;
   size_t recorded_ = 0;
 };

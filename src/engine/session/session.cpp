@@ -299,7 +299,7 @@ void Session::use_pass_costs(std::vector<double> ms, double ms_per_kept_row) {
   }
   if (!(ms_per_kept_row >= 0)) throw Error("the cost of a kept row of logits cannot be negative");
   CostCurve curve{std::move(ms)};
-  curve.row_ms = ms_per_kept_row;
+  curve.rows_ms = rows_curve(ms_per_kept_row);
   state_->pass_costs.pin(std::move(curve));
 }
 
