@@ -6,15 +6,10 @@
 
 #include "engine/model/model.h"
 #include "util/measurement_cache.h"
+#include "util/window.h"
 
 namespace sw {
 namespace {
-
-template <typename T>
-void push(std::deque<T>& window, T value, size_t size = PassCosts::kWindow) {
-  window.push_back(value);
-  if (window.size() > size) window.pop_front();
-}
 
 std::optional<double> median_of(const std::deque<double>& window) {
   if (window.empty()) return std::nullopt;
@@ -51,9 +46,9 @@ std::vector<double> filled(const Seen& seen, const std::function<double(int)>& p
 void PassCosts::record(int tokens, double ms, int rows) {
   if (tokens < 1 || !(ms > 0) || rows > tokens) return;
   recorded_ += 1;
-  if (rows > 1) push(by_rows_[size_t(std::min(rows, kWidths) - 1)], {tokens, rows, ms});
-  else if (tokens <= kWidths) push(by_width_[size_t(tokens - 1)], ms);
-  else push(wide_per_token_, ms / tokens);
+  if (rows > 1) remember(by_rows_[size_t(std::min(rows, kWidths) - 1)], {tokens, rows, ms}, kWindow);
+  else if (tokens <= kWidths) remember(by_width_[size_t(tokens - 1)], ms, kWindow);
+  else remember(wide_per_token_, ms / tokens, kWindow);
 }
 
 std::array<std::optional<double>, PassCosts::kWidths> PassCosts::rows_seen(const CostCurve& curve) const {
@@ -105,7 +100,8 @@ void PassCosts::restore(const Json& saved) {
     for (size_t w = 0; w < widths.size() && w < size_t(kWidths); ++w) {
       for (double ms : widths[w].get<std::vector<double>>()) read.record(int(w + 1), ms);
     }
-    for (double ms : saved.at("wide_ms_per_token").get<std::vector<double>>()) push(read.wide_per_token_, ms);
+    for (double ms : saved.at("wide_ms_per_token").get<std::vector<double>>())
+      remember(read.wide_per_token_, ms, kWindow);
     // (absent where a run kept its estimates before kept rows were told apart)
     for (const Json& pass : saved.value("tokens_rows_ms", Json::array()))
       read.record(pass.at(0).get<int>(), pass.at(2).get<double>(), pass.at(1).get<int>());

@@ -5,17 +5,12 @@
 #include <numeric>
 
 #include "engine/model/model.h"
+#include "util/window.h"
 
 namespace sw {
 namespace {
 
 std::string history_key(const std::string& tool, const std::string& argument) { return tool + '\n' + argument; }
-
-// Adds `value` to a window of the last `size` values.
-void remember(std::deque<int>& window, int value, size_t size) {
-  window.push_back(value);
-  if (window.size() > size) window.pop_front();
-}
 
 double average(const std::deque<int>& window) {
   return window.empty() ? 0 : std::accumulate(window.begin(), window.end(), 0.0) / double(window.size());
