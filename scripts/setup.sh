@@ -337,17 +337,25 @@ install_bfcl() {
 }
 
 # Real peers for the tests, from PyPI, in a virtual environment of their own: the official
-# OpenAI client (against `serve`), two MCP servers (for `agent`), the jsonschema validator, and
-# llama.cpp's gguf package (the tiny models of tests/scripts/make_tiny_model.py).
-TEST_PEERS="openai==3.57.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19 jsonschema==4.23.0 rfc3339-validator==0.1.4 gguf==0.19.0"
+# OpenAI client (against `serve`), the agent frameworks people build on (OpenAI Agents SDK,
+# LangChain, pydantic-ai, instructor; instructor 1.17 holds openai below 3.4 through its jiter
+# bound, which pydantic-ai 2.38 still takes), two MCP servers (for `agent`), the jsonschema
+# validator, llama.cpp's gguf package (the tiny models of tests/scripts/make_tiny_model.py), and
+# bfcl_eval itself without its dependencies (the benchmark's executable backends and multi-turn
+# checker need none of them).
+TEST_PEERS="openai==3.3.0 openai-agents==0.24.0 langchain-openai==1.8.1 pydantic-ai-slim[openai]==2.38.0 instructor==1.17.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19 jsonschema==4.26.0 rfc3339-validator==0.1.4 gguf==0.19.0"
 install_test_peers() {
-  local venv="$CACHE/venv"
-  if [ -f "$venv/.complete" ] && [ "$(cat "$venv/.complete")" = "$TEST_PEERS" ]; then return; fi
-  log "installing test peers into $venv: $TEST_PEERS"
+  local venv="$CACHE/venv" want="$TEST_PEERS bfcl-eval==$BFCL_VERSION"
+  if [ -f "$venv/.complete" ] && [ "$(cat "$venv/.complete")" = "$want" ]; then return; fi
+  log "installing test peers into $venv: $want"
   rm -rf "$venv"
   python3 -m venv "$venv" || die "could not create a Python virtual environment (Debian: apt-get install python3-venv)"
+  # shellcheck disable=SC2086 # one word per package
   "$venv/bin/pip" install -q $TEST_PEERS >/dev/null || die "could not install $TEST_PEERS from PyPI"
-  echo "$TEST_PEERS" > "$venv/.complete"
+  local whl; whl=$(fetch "bfcl-eval==$BFCL_VERSION")
+  check_sha256 "$whl" "$BFCL_SHA256"
+  "$venv/bin/pip" install -q --no-deps "$whl" >/dev/null || die "could not install $whl"
+  echo "$want" > "$venv/.complete"
 }
 
 build_project() {

@@ -25,6 +25,7 @@
 #include "engine/model/format.h"
 #include "engine/model/model.h"
 #include "engine/schema/pattern.h"
+#include "engine/session/repeats.h"
 #include "engine/toolset/call_grammar.h"
 #include "engine/toolset/skeleton.h"
 #include "engine/toolset/tool_set.h"

@@ -289,6 +289,12 @@ if(SW_PYTHON AND EXISTS "${SW_PYTHON}")
            --cli ${CLI} --model ${SW_TEST_MODEL} --tools ${TOOLS})
   set_tests_properties(server.openai_client PROPERTIES LABELS server TIMEOUT 600
                        PASS_REGULAR_EXPRESSION "all server checks passed")
+  # The agent frameworks as clients (OpenAI Agents SDK, LangChain, pydantic-ai, instructor): a tool
+  # round trip with the call forced, its id answered, a final text; a streamed call; structured answers.
+  add_test(NAME server.agent_frameworks COMMAND ${SW_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_agent_frameworks.py
+           --cli ${CLI} --model ${SW_TEST_MODEL} --tools ${TOOLS})
+  set_tests_properties(server.agent_frameworks PROPERTIES LABELS server TIMEOUT 600
+                       PASS_REGULAR_EXPRESSION "all agent framework checks passed")
   # Structured outputs (response_format json_schema) through the client's own parse().
   add_test(NAME server.structured COMMAND ${SW_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_structured.py
            --cli ${CLI} --model ${SW_TEST_MODEL} --tools ${TOOLS})

@@ -50,6 +50,7 @@ struct AgentCommand {
   int max_tokens = 256;
   int max_calls = 0;
   TemplateOptions template_options;
+  RepeatedCallsOption repeated_calls;
   bool require_call = false;
   bool json = false;
 
@@ -83,6 +84,7 @@ struct AgentCommand {
     options.call.max_tokens = max_tokens;
     options.call.max_calls = max_calls;
     template_options.apply(options.call);
+    repeated_calls.apply(options.call);
     options.max_rounds = max_rounds;
     options.first_turn_calls = require_call;
     options.tools = tools;
@@ -123,6 +125,7 @@ void add_agent_command(CLI::App& app) {
   cmd->add_option("--max-calls", c->max_calls, "calls per turn at most (0: any number)")->capture_default_str();
   c->template_options.add_to(
       *cmd, "a reasoning template's thinking block on in every turn, this many tokens at most (0: off)");
+  c->repeated_calls.add_to(*cmd);
   cmd->add_flag("--require-call", c->require_call, "the first turn must call a tool (then the model decides)");
   cmd->add_flag("--json", c->json, "print the answer and every step as JSON");
   cmd->callback([c] { c->run(); });

@@ -30,6 +30,7 @@ struct CallCommand {
   std::string draft_model;
   std::string prompt_state;
   std::string tool_choice = "required";
+  RepeatedCallsOption repeated_calls;
   int max_tokens = 256;
   int max_calls = 0;
   TemplateOptions template_options;
@@ -63,6 +64,9 @@ struct CallCommand {
     options.stop = stop;
     options.logprobs = logprobs;
     options.tool_choice = sw::parse_tool_choice(tool_choice);
+    repeated_calls.apply(options);
+    if (options.answer_instead_of_repeating && options.tool_choice != sw::ToolChoice::Auto)
+      throw sw::Error("--repeated-calls answer needs --tool-choice auto (the model may then answer in text)");
     options.tool = tool;
     options.given_arguments = given_arguments;
     std::vector<sw::ToolSpec> tools = tools_path.empty() ? std::vector<sw::ToolSpec>{} : sw::parse_tools(read_json_file(tools_path));
@@ -188,6 +192,7 @@ void add_call_command(CLI::App& app) {
   cmd->add_option("--tool-choice", c->tool_choice, "required: a call; auto: the model may reply in text; none: text")
       ->check(CLI::IsMember({"required", "auto", "none"}))
       ->capture_default_str();
+  c->repeated_calls.add_to(*cmd);
   cmd->add_option("--draft-model", c->draft_model, "speculative: draft with this smaller GGUF model of the same vocabulary");
   cmd->add_option("--prompt-state", c->prompt_state,
                   "restore the prompt's keys and values from this file if this model computed them; save them there "

@@ -135,6 +135,18 @@ void TemplateOptions::apply(sw::CallOptions& options) const {
   if (!template_kwargs.empty()) options.template_kwargs = parse_json_text(template_kwargs, "--template-kwargs");
 }
 
+void RepeatedCallsOption::add_to(CLI::App& app) {
+  app.add_option("--repeated-calls", choice,
+                 "calls that repeat one the conversation already made and got a result for: keep them (counted "
+                 "in the stats), or answer in text instead (under tool choice auto)")
+      ->check(CLI::IsMember({"keep", "answer"}))
+      ->capture_default_str();
+}
+
+void RepeatedCallsOption::apply(sw::CallOptions& options) const {
+  options.answer_instead_of_repeating = choice == "answer";
+}
+
 void SamplingOptions::add_to(CLI::App& app) {
   app.add_option("--temperature", sampling.temperature, "draw tokens at this temperature (0: greedy)")
       ->check(CLI::Range(0.0, 100.0))

@@ -53,6 +53,15 @@ struct TemplateOptions {
   void apply(sw::CallOptions& options) const;  // throws sw::Error when the variables are not JSON
 };
 
+// What becomes of calls that repeat one the conversation already made and got a result for
+// (--repeated-calls keep|answer; sw::CallOptions::answer_instead_of_repeating), as `call` and
+// `agent` take it.
+struct RepeatedCallsOption {
+  std::string choice = "keep";
+  void add_to(CLI::App& app);
+  void apply(sw::CallOptions& options) const;  // after the tool choice; answer needs auto
+};
+
 // How tokens are chosen (sw::Sampling): greedy unless --temperature is above 0.
 struct SamplingOptions {
   sw::Sampling sampling;

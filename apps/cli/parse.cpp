@@ -18,6 +18,7 @@ void add_parse_command(CLI::App& app) {
     std::string template_path;
     std::string tools_path;
     std::string prompt = "Hello";
+    std::string messages_path;
     std::string output_path;
     sw::TemplateOptions chat;
     bool print_prompt = false;
@@ -27,6 +28,9 @@ void add_parse_command(CLI::App& app) {
   cmd->add_option("--chat-template", o->template_path, "a Jinja chat template file used instead of the model's");
   cmd->add_option("--tools", o->tools_path, "tools JSON file the prompt offered (OpenAI, MCP or BFCL style)");
   cmd->add_option("-p,--prompt", o->prompt, "the user's message the output answers")->capture_default_str();
+  cmd->add_option("--messages", o->messages_path,
+                  "the conversation the output answers instead of -p: a JSON list of OpenAI chat messages, read by "
+                  "llama.cpp's own reader of them, as llama-server reads a request");
   cmd->add_option("--tool-choice", o->chat.tool_choice, "auto, required or none")
       ->check(CLI::IsMember({"auto", "required", "none"}))
       ->capture_default_str();
@@ -41,7 +45,9 @@ void add_parse_command(CLI::App& app) {
     sw::ChatTemplate chat(*model, o->template_path.empty() ? "" : read_file(o->template_path));
     std::vector<sw::ToolSpec> tools;
     if (!o->tools_path.empty()) tools = sw::parse_tools(read_json_file(o->tools_path));
-    sw::ChatTemplate::Rendered rendered = chat.render({{"user", o->prompt}}, tools, o->chat);
+    sw::ChatTemplate::Rendered rendered = o->messages_path.empty()
+                                              ? chat.render({{"user", o->prompt}}, tools, o->chat)
+                                              : chat.render_openai(read_json_file(o->messages_path), tools, o->chat);
     if (o->print_prompt) std::cerr << rendered.prompt << "\n";
     const std::string output = o->output_path.empty()
                                    ? std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>())

@@ -58,6 +58,11 @@ class ChatTemplate {
   // Throws Error when the template fails on these messages (e.g. roles it does not allow).
   Rendered render(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
                   const TemplateOptions& options) const;
+  // The same for the messages of an OpenAI request (a JSON list) read by llama.cpp's own reader,
+  // as llama-server reads them: the reference for how this library reads a conversation. Throws
+  // Error when llama.cpp refuses the messages or the template fails on them.
+  Rendered render_openai(const Json& openai_messages, const std::vector<ToolSpec>& tools,
+                         const TemplateOptions& options) const;
   // Reads a model's output to a prompt `rendered` made. Throws Error when llama.cpp's parser
   // refuses the output (what llama-server answers with an error).
   ParsedOutput parse(const std::string& output, const Rendered& rendered) const;

@@ -285,6 +285,13 @@ struct CallOptions {
   // mode, told to on_text (CallResult::schema_answer). null: a reply is text. Throws Error under
   // another tool_choice, without tools, in free mode and with logprobs.
   std::shared_ptr<const ToolSet> answer_schema;
+  // Under tool_choice auto: where every call of the answer repeats one the conversation already
+  // made and got a result for (the same tool, the same arguments; CallStats::repeated_calls), the
+  // answer is a reply in text instead, decoded again from the prompt with its beginning kept
+  // from every form that opens a call (CallResult::answered_instead_of_repeating). Off by
+  // default: the model's choice stands and is only counted. With it on, the calls are told to
+  // on_call and on_call_delta once they are known to stand (after the answer, not as decided).
+  bool answer_instead_of_repeating = false;
 };
 
 // Applies a mode as the CLI's --mode and the server's x_decoding_mode spell it,
@@ -370,6 +377,9 @@ struct CallStats {
   int extra_kept_rows = 0;
   double pass_ms = 0;
   std::vector<CallEvent> events;  // the calls as they became executable
+  // Calls of the answer that repeat one the conversation already made and got a result for (the
+  // same tool, the same arguments): a small model that calls again what it was answered.
+  int repeated_calls = 0;
   // Every token the model chose, in the order of the text. Under ToolChoice::Auto, the choice
   // between a call and a reply in text is the first, at offset 0, with the smallest margin of
   // the tokens that decided it.
@@ -406,6 +416,9 @@ struct CallResult {
   // SchemaWeaver's parallel branches each value so). A call is never closed: a cut value is not
   // to be executed.
   bool stopped_at_max_tokens = false;
+  // The model's calls all repeated answered ones and CallOptions::answer_instead_of_repeating
+  // made the answer a reply in text (CallStats::repeated_calls says how many it wrote).
+  bool answered_instead_of_repeating = false;
   // A reply in text's tokens, each with its log probability (CallOptions::logprobs >= 0).
   std::vector<TokenLogprob> logprobs;
   CallStats stats;

@@ -156,6 +156,10 @@ typedef struct schemaweaver_call_params {
   schemaweaver_call_callback on_call;  /* NULL: none */
   schemaweaver_cancel_callback cancel; /* NULL: none */
   void* user_data;                     /* handed to both callbacks */
+  /* With tool_choice "auto": where every call of the answer repeats one the conversation already
+     made and got a result for, answer in text instead (the result's "answered_instead_of_repeating";
+     "stats"."repeated_calls" counts such calls either way). false (default): the calls stand. */
+  bool answer_instead_of_repeating;
 } schemaweaver_call_params;
 schemaweaver_call_params schemaweaver_call_default_params(void);  /* thread-safe */
 

@@ -99,6 +99,9 @@ ToolSpec parse_response_schema_document(const Json& document);
 struct ToolCall {
   std::string name;
   Json arguments = Json::object();
+  // The call's id where a conversation gave one (an OpenAI assistant message's tool_calls), for
+  // the templates that show it (and its result's tool_call_id) back to the model; not compared.
+  std::string id{};
 
   Json to_json() const { return {{"name", name}, {"arguments", arguments}}; }
   bool operator==(const ToolCall& other) const {

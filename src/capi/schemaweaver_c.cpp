@@ -99,6 +99,7 @@ sw::CallOptions call_options(const schemaweaver_call_params& params) {
   options.sampling.top_p = params.top_p;
   options.sampling.min_p = params.min_p;
   if (params.seeded) options.sampling.seed = params.seed;
+  options.answer_instead_of_repeating = params.answer_instead_of_repeating;
   if (params.answer_schema) {
     if (!params.answer_schema->tools) throw sw::Error("the answer schema failed to compile: " + params.answer_schema->error);
     options.answer_schema = params.answer_schema->tools;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <map>
@@ -234,6 +235,18 @@ McpServer::Result McpServer::call(const ToolCall& call) {
   return mcp::tool_result(request("tools/call", {{"name", call.name}, {"arguments", call.arguments}}));
 }
 
+namespace {
+
+// The id of the agent's i-th call of a round, shown with the call and its result where the
+// template shows ids: nine letters and digits, as Mistral's templates require.
+std::string agent_call_id(int round, size_t i) {
+  char id[16];
+  std::snprintf(id, sizeof id, "call%02d%03zu", round % 100, i % 1000);
+  return id;
+}
+
+}  // namespace
+
 AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, std::vector<Message> messages,
                       const AgentOptions& options, const std::function<void(const AgentStep&)>& on_step) {
   if (options.max_rounds < 1) throw Error("max_rounds must be at least 1");
@@ -277,6 +290,7 @@ AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, 
     if (!r.error.empty()) throw Error("the model's call is not valid: " + r.error);
     Message turn{"assistant", ""};
     turn.tool_calls = r.calls;
+    for (size_t i = 0; i < r.calls.size(); ++i) turn.tool_calls[i].id = agent_call_id(round, i);
     turn.reasoning_content = r.reasoning;
     messages.push_back(turn);
     for (size_t i = 0; i < r.calls.size(); ++i) {
@@ -295,7 +309,7 @@ AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, 
         step.result = server->call(step.call);
       }
       Message result{"tool", step.result.text};
-      result.tool_call_id = "call_" + std::to_string(round) + "_" + std::to_string(i);
+      result.tool_call_id = agent_call_id(round, i);
       messages.push_back(result);
       if (on_step) on_step(step);
       out.steps.push_back(std::move(step));

@@ -47,6 +47,7 @@ std::vector<ToolCall> message_calls(const Json& calls, const std::string& path) 
     if (!function.is_object()) throw RequestError("'" + where + ".function' must be an object", where + ".function");
     ToolCall call;
     call.name = require_string(function, "name", where + ".function");
+    if (calls[i].contains("id") && !calls[i]["id"].is_null()) call.id = require_string(calls[i], "id", where);
     Json arguments = Json::parse(require_string(function, "arguments", where + ".function"), nullptr, false);
     if (!arguments.is_object())
       throw RequestError("'" + where + ".function.arguments' must be a JSON object in a string",
@@ -209,9 +210,18 @@ std::string finish_reason(const CallResult& result) {
   return result.stopped_at_max_tokens ? "length" : "stop";
 }
 
+// OpenAI's usage; the prompt's tokens taken from the cache (the KV cache or the prompt cache on
+// disk) as its cached_tokens.
 Json usage(const CallResult& result) {
   return {{"prompt_tokens", result.stats.prompt_tokens}, {"completion_tokens", result.stats.sampled_tokens},
-          {"total_tokens", result.stats.prompt_tokens + result.stats.sampled_tokens}};
+          {"total_tokens", result.stats.prompt_tokens + result.stats.sampled_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", result.stats.prompt_reused_tokens}}}};
+}
+
+// Calls the model wrote that repeat answered ones, and whether the answer is text instead
+// (x_repeated_calls "answer").
+Json repeats(const CallResult& result) {
+  return {{"calls", result.stats.repeated_calls}, {"answered_instead", result.answered_instead_of_repeating}};
 }
 
 // Where the engine's time went (an extension, as llama-server's "timings"): the prompt's
@@ -381,6 +391,23 @@ Json error_body(const std::string& message, const std::string& type, const std::
                      {"code", code.empty() ? Json() : Json(code)}}}};
 }
 
+namespace {
+
+// x_repeated_calls: "keep" (the default: the model's calls stand, counted in x_repeated_calls)
+// or "answer" (CallOptions::answer_instead_of_repeating), under tool_choice auto only.
+bool parse_repeated_calls(const Json& body, ToolChoice choice) {
+  if (!body.contains("x_repeated_calls") || body["x_repeated_calls"].is_null()) return false;
+  const Json& value = body["x_repeated_calls"];
+  if (value != "keep" && value != "answer")
+    throw RequestError("'x_repeated_calls' must be \"keep\" or \"answer\"", "x_repeated_calls");
+  if (value == "answer" && choice != ToolChoice::Auto)
+    throw RequestError("'x_repeated_calls' \"answer\" needs tool_choice \"auto\" (the model may then answer in text)",
+                       "x_repeated_calls");
+  return value == "answer";
+}
+
+}  // namespace
+
 ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   if (!body.is_object()) throw RequestError("the request body must be a JSON object");
   ChatRequest request;
@@ -402,6 +429,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   request.options.logprobs = parse_logprobs(body);
   request.options.template_kwargs = parse_template_kwargs(body);
   request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
+  request.options.answer_instead_of_repeating = parse_repeated_calls(body, request.options.tool_choice);
   if (body.contains("x_decoding_mode")) {
     if (!body["x_decoding_mode"].is_string()) throw RequestError("'x_decoding_mode' must be a string", "x_decoding_mode");
     try {
@@ -453,7 +481,7 @@ Json completion(const std::string& id, const std::string& model, long created, c
   return {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model},
           {"choices", Json::array({{{"index", 0}, {"message", message}, {"logprobs", logprobs_json(result)},
                                     {"finish_reason", finish_reason(result)}}})},
-          {"usage", usage(result)}, {"x_timings", timings(result)}};
+          {"usage", usage(result)}, {"x_timings", timings(result)}, {"x_repeated_calls", repeats(result)}};
 }
 
 Json role_chunk(const std::string& id, const std::string& model, long created) {
@@ -524,6 +552,7 @@ Json final_chunk(const std::string& id, const std::string& model, long created, 
   out["choices"][0]["logprobs"] = logprobs_json(result);
   out["usage"] = usage(result);
   out["x_timings"] = timings(result);
+  out["x_repeated_calls"] = repeats(result);
   return out;
 }
 

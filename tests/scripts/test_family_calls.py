@@ -17,6 +17,12 @@ auto that llama.cpp's parser refuses (random weights write no channel) counts as
 With --fallback the family's template gives no call syntax this library writes: `info` must say
 so and why, and the calls must still come, in the library's own format.
 
+Then the turn after tool results: the calls the engine made fed back as an OpenAI conversation -
+its assistant turns with the calls and their ids, a tool message answering each id, two rounds -
+must render as llama.cpp renders that request when it reads the messages itself, as llama-server
+does (`schemaweaver parse --messages`), byte for byte; and the next turn, decoded under auto, is
+read back by llama.cpp's parser as the engine reports it.
+
 Random weights write nonsense values, but every value stands under the tool's schema, so the
 check is of the syntax: markers, names, quoting, separators, reasoning blocks.
 """
@@ -24,6 +30,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 
 PROMPT = "Book a table for two at Luigi's tomorrow at 7pm, by the window."
 
@@ -39,8 +46,9 @@ def thinking_options(args):
     return ["--thinking", str(args.thinking)] if args.thinking else []
 
 
-def engine_call(args, mode, tool_choice):
-    command = [args.cli, "call", "-m", args.model, "--tools", args.tools, "-p", PROMPT, "--mode", mode,
+def engine_call(args, mode, tool_choice, messages=None):
+    asked = ["--messages", messages] if messages else ["-p", PROMPT]
+    command = [args.cli, "call", "-m", args.model, "--tools", args.tools] + asked + ["--mode", mode,
                "--tool-choice", tool_choice, "--max-calls", "2", "-n", str(args.max_tokens), "--json", "--print-prompt",
                "--no-prompt-cache"] + thinking_options(args)
     result = run(command)
@@ -58,13 +66,51 @@ def first_near_tie(answer):
     return min(ties) if ties else None
 
 
-def llama_parse(args, text, tool_choice):
-    command = [args.cli, "parse", "-m", args.model, "--tools", args.tools, "-p", PROMPT, "--tool-choice",
+def llama_parse(args, text, tool_choice, messages=None):
+    asked = ["--messages", messages] if messages else ["-p", PROMPT]
+    command = [args.cli, "parse", "-m", args.model, "--tools", args.tools] + asked + ["--tool-choice",
                tool_choice, "--print-prompt"] + (["--thinking"] if args.thinking else [])
     result = subprocess.run(command, input=text, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         return None, result.stderr
     return json.loads(result.stdout), result.stderr
+
+
+def conversation(calls):
+    """The request, then two rounds of `calls` (ids of nine characters, as Mistral's templates
+    require), each answered by a tool message per call."""
+    messages = [{"role": "user", "content": PROMPT}]
+    for round_ in range(2):
+        ids = [f"call{round_}{i:04d}" for i in range(len(calls))]
+        messages.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": id_, "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            for id_, c in zip(ids, calls)]})
+        messages += [{"role": "tool", "tool_call_id": id_, "content": json.dumps({"ok": True, "round": round_})}
+                     for id_ in ids]
+    return messages
+
+
+def after_tool_results(args, calls, failures):
+    """The turn after the tools answered: the prompt as llama.cpp renders the same request, and
+    the next answer (auto) as its parser reads it."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(conversation(calls), f)
+    answer, ours = engine_call(args, "jump-forward", "auto", f.name)
+    parsed, theirs = llama_parse(args, answer["thinking_text"] + answer["text"], "auto", f.name)
+    label = f"the turn after {len(calls)} call(s) answered, twice"
+    if answer["error"]:
+        failures.append(f"{label}: the engine failed: {answer['error']}")
+    elif parsed is None:
+        failures.append(f"{label}: llama.cpp refuses the conversation or the answer: {theirs[-500:]}")
+    elif ours != theirs:
+        failures.append(f"{label}: the prompt differs from llama.cpp's:\n--- ours\n{ours[-3000:]}\n"
+                        f"--- llama.cpp\n{theirs[-3000:]}")
+    elif not (args.channels and not answer["calls"]) and \
+            [{"name": c["name"], "arguments": c["arguments"]} for c in parsed["tool_calls"]] != answer["calls"]:
+        failures.append(f"{label}: llama.cpp reads {parsed['tool_calls']}, the engine reports {answer['calls']}")
+    else:
+        print(f"{label}: the prompt is llama.cpp's; the next turn is "
+              f"{'a call' if answer['calls'] else 'text'}, read back alike")
 
 
 def main():
@@ -137,6 +183,8 @@ def main():
                     decided is not None and serial["text"][:decided] != woven["text"][:decided]:
                 failures.append(f"{label}: {json.dumps(woven['text'])} where jump-forward writes "
                                 f"{json.dumps(serial['text'])} (decided up to byte {decided})")
+        if tool_choice == "required" and not args.fallback and answers.get("jump-forward", {}).get("calls"):
+            after_tool_results(args, answers["jump-forward"]["calls"], failures)
     if failures:
         print("\n".join("FAIL: " + f for f in failures))
         return 1

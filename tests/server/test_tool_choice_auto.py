@@ -28,6 +28,7 @@ OSLO = "What is the weather like in Oslo?"
 FORMS = {
     "fenced block": r"\s*```\w*\s*[\[{]",
     "bare JSON": r"\s*\[?\s*\{\s*\"name\"\s*:\s*\"get_weather\"",
+    "doubled braces": r"\s*\{\{\s*\"name\"\s*:\s*\"get_weather\"",
     "python-like call": r"\s*\[?get_weather\(",
 }
 
@@ -42,6 +43,8 @@ CASES = [
     (QWEN_15B, "python-like call", 'Reply with one line of the form get_weather(city="...") and nothing else.',
      "Weather in Oslo?"),
     (QWEN_05B, "text", None, "Tell me a joke"),
+    # Qwen2.5's template prints its example call with doubled braces, and the 1.5B copies them.
+    (QWEN_15B, "doubled braces", "Use tools to answer.", OSLO),
 ]
 
 
@@ -108,6 +111,48 @@ def with_response_format(client, tools):
     check(streamed == choice.message.content, f"streamed, the same object: {streamed}")
 
 
+PARIS = "What is the weather like in Paris?"
+ANSWERED = [{"role": "user", "content": PARIS},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                "name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "Sunny, 21 degrees"}]
+
+
+def repeated_call(client, tools):
+    """After the tool's result the 0.5B calls the same tool with the same arguments again: the
+    response says so (x_repeated_calls), and x_repeated_calls "answer" makes it a reply in text
+    that opens no call, whole and streamed."""
+    kept = client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, max_tokens=64)
+    repeats = kept.model_extra["x_repeated_calls"]
+    check(kept.choices[0].message.tool_calls and repeats == {"calls": 1, "answered_instead": False},
+          f"precondition, the model calls get_weather(Paris) again, counted: {kept.choices[0].message} {repeats}")
+    answered = client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, max_tokens=64,
+                                              extra_body={"x_repeated_calls": "answer"})
+    choice = answered.choices[0]
+    check(not choice.message.tool_calls and choice.message.content and form_of(choice.message.content) == "text"
+          and answered.model_extra["x_repeated_calls"] == {"calls": 1, "answered_instead": True},
+          f"x_repeated_calls answer: a reply in text instead: {choice.message.content!r}")
+    streamed, calls = "", 0
+    for chunk in client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, max_tokens=64,
+                                                stream=True, extra_body={"x_repeated_calls": "answer"}):
+        delta = chunk.choices[0].delta
+        streamed += delta.content or ""
+        calls += len(delta.tool_calls or [])
+    check(streamed == choice.message.content and calls == 0, f"streamed, the same text and no call delta: {streamed!r}")
+    first = client.chat.completions.create(model="any", messages=ANSWERED[:1], tools=tools, max_tokens=64, stream=True,
+                                           extra_body={"x_repeated_calls": "answer"})
+    names = [piece.function.name for chunk in first for piece in chunk.choices[0].delta.tool_calls or []
+             if piece.function.name]
+    check(names == ["get_weather"], f"a call that repeats nothing still streams, once it stands: {names}")
+    refused = client.chat.completions.with_raw_response.create
+    try:
+        refused(model="any", messages=ANSWERED, tools=tools, tool_choice="required",
+                extra_body={"x_repeated_calls": "answer"})
+        check(False, "x_repeated_calls answer under required is refused")
+    except openai.BadRequestError as e:
+        check("x_repeated_calls" in str(e), f"x_repeated_calls answer under required is refused: {e}")
+
+
 def main():
     args, tools = arguments(models="the folder of the fetched models")
     for model in sorted({case[0] for case in CASES}):
@@ -117,6 +162,7 @@ def main():
                 run_case(client, tools, form, system, user)
             if model == QWEN_05B:
                 with_response_format(client, tools)
+                repeated_call(client, tools)
             check(server.poll() is None, f"the server on {model} is still running")
     print("all tool_choice auto checks passed")
 

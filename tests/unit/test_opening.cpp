@@ -23,7 +23,8 @@ TEST(Opening, EveryFormIsACallAndItsPrefixesUndecided) {
     std::vector<std::string> calls = {
         "```json\n{",                    "```\n[",  "{\"name\": \"g",       "[{\"name\":\"g",
         "get_weather(",                  "[get_time(",              "```tool_code\nget_weather(", "```python\nget_time(",
-        "  \n{ \"name\" : \"g"};
+        "  \n{ \"name\" : \"g",    "{{\"name\": \"g",        "[{{ \"name\": \"g",   "get_weather {",
+        "get_time\n{"};
     if (format != "json") calls.push_back("<tool_call>");
     if (format != "json") calls.push_back("```xml\n<tool_call>");
     for (const std::string& call : calls) {
@@ -51,7 +52,8 @@ TEST(Opening, TextAndJsonThatNamesNoToolAreText) {
   for (const char* text : {"The weather in Oslo", "Sure! ", "{\"name\": \"Joke\"", "{\"city\": \"Oslo\"}",
                            "[1, 2]", "```\nprint(1)", "get_weatherman(",
                            "get_weather is a tool", "{\"name\": \"get_weather_report\"", "<tool>",
-                           "Here is the call: {\"name\": \"get_weather\""}) {
+                           "Here is the call: {\"name\": \"get_weather\"", "{{\"name\": \"Joke\"", "{{{",
+                           "get_weather\n\nIt is sunny", "get_time  x"}) {
     EXPECT_EQ(classify(text), sw::Opening::Text) << text;
   }
   // A format without tags does not take a tag for a call.
@@ -59,3 +61,53 @@ TEST(Opening, TextAndJsonThatNamesNoToolAreText) {
 }
 
 }  // namespace
+
+namespace {
+
+sw::ToolCall weather_call(const std::string& city) { return {"get_weather", {{"city", city}}}; }
+
+sw::Message assistant_calling(std::vector<sw::ToolCall> calls) {
+  sw::Message m{"assistant", ""};
+  m.tool_calls = std::move(calls);
+  return m;
+}
+
+}  // namespace
+
+// A call repeats when the conversation made the same call (tool and arguments) and a tool
+// message followed it; a call still waiting for its result, another city or another tool do not.
+TEST(RepeatedCalls, AreTheAnsweredCallsMadeAgain) {
+  const std::vector<sw::Message> answered = {{"user", "Weather in Paris and Oslo?"},
+                                             assistant_calling({weather_call("Paris"), weather_call("Oslo")}),
+                                             {"tool", "Sunny"},
+                                             {"tool", "Rain"}};
+  EXPECT_EQ(sw::repeated_calls(answered, {weather_call("Paris")}), 1);
+  EXPECT_EQ(sw::repeated_calls(answered, {weather_call("Oslo"), weather_call("Paris")}), 2);
+  EXPECT_EQ(sw::repeated_calls(answered, {weather_call("Rome"), weather_call("Paris")}), 1);
+  EXPECT_EQ(sw::repeated_calls(answered, {sw::ToolCall{"get_time", {{"city", "Paris"}}}}), 0);
+  const std::vector<sw::Message> waiting = {{"user", "Weather in Paris?"}, assistant_calling({weather_call("Paris")})};
+  EXPECT_EQ(sw::repeated_calls(waiting, {weather_call("Paris")}), 0);
+  EXPECT_EQ(sw::repeated_calls({{"user", "Weather in Paris?"}}, {weather_call("Paris")}), 0);
+  // The call's id is not part of what it asks.
+  sw::ToolCall with_id = weather_call("Paris");
+  with_id.id = "call_7";
+  EXPECT_EQ(sw::repeated_calls(answered, {with_id}), 1);
+}
+
+// Held call callbacks tell nothing until released, then everything in the order it came.
+TEST(RepeatedCalls, HeldCallsAreToldInOrderOnRelease) {
+  std::vector<std::string> told;
+  sw::CallOptions options;
+  options.on_call = [&](const sw::CallEvent& e) { told.push_back("call " + e.call.name); };
+  options.on_call_delta = [&](const sw::CallDelta& d) { told.push_back("delta " + d.arguments); };
+  sw::HeldCalls held;
+  const sw::CallOptions holding = held.holding(options);
+  holding.on_call_delta(sw::CallDelta{0, "get_weather", "{\"city\": "});
+  holding.on_call_delta(sw::CallDelta{0, "", "\"Paris\"}"});
+  sw::CallEvent event;
+  event.call = weather_call("Paris");
+  holding.on_call(event);
+  EXPECT_TRUE(told.empty());
+  held.release(options);
+  EXPECT_EQ(told, (std::vector<std::string>{"delta {\"city\": ", "delta \"Paris\"}", "call get_weather"}));
+}

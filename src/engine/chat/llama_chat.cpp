@@ -151,6 +151,8 @@ Templates::~Templates() = default;
 
 Rendered Templates::render(const Request& request) const {
   common_chat_templates_inputs inputs;
+  if (!request.openai_messages.empty())
+    inputs.messages = common_chat_msgs_parse_oaicompat(nlohmann::ordered_json::parse(request.openai_messages));
   for (const Message& m : request.messages) inputs.messages.push_back(to_common(m));
   for (const Tool& t : request.tools) inputs.tools.push_back({t.name, t.description, t.parameters});
   inputs.tool_choice = common_chat_tool_choice_parse_oaicompat(request.tool_choice);

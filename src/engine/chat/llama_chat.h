@@ -35,6 +35,10 @@ struct Tool {
 
 struct Request {
   std::vector<Message> messages;
+  // Where not empty, the messages instead: an OpenAI request's "messages" as JSON text, read by
+  // llama.cpp's own reader of them, as llama-server reads a request (the reference our reading
+  // of a conversation - its calls, their ids, tool results - is checked against).
+  std::string openai_messages;
   std::vector<Tool> tools;
   std::string tool_choice = "auto";  // auto, required, none
   bool parallel_tool_calls = true;

@@ -59,11 +59,16 @@ Fit tool_name_string(Cursor c, const std::vector<ToolSpec>& tools) {
   return Fit::No;
 }
 
-// {"name": "get_w (with the format's key of the name)
+// {"name": "get_w (with the format's key of the name), its brace doubled or not: templates whose
+// instructions are format strings print the example call as {{"name": ...}}, and models copy it.
 Fit json_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
   skip_list_start(c);
+  Fit brace = literal(c, "{");
+  if (brace != Fit::Whole) return brace;
+  if (!c.at_end() && c.text[c.at] == '{') ++c.at;
+  skip_space(c);
   const std::string key = "\"" + format.name_field + "\"";
-  for (std::string_view part : {std::string_view("{"), std::string_view(key), std::string_view(":")}) {
+  for (std::string_view part : {std::string_view(key), std::string_view(":")}) {
     Fit fit = literal(c, part);
     if (fit != Fit::Whole) return fit;
     skip_space(c);
@@ -71,14 +76,27 @@ Fit json_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& t
   return tool_name_string(c, tools);
 }
 
-// get_weather(
-Fit python_call(Cursor c, const std::vector<ToolSpec>& tools) {
+// After a tool's whole name, its arguments: "(" at once (python-like), or a JSON object, from
+// the next line or after a space (get_weather {"city": ...}, as families that write a call's
+// name outside its JSON do).
+Fit arguments_after_name(Cursor c) {
+  if (c.at_end()) return Fit::Partial;
+  if (c.text[c.at] == '(') return Fit::Whole;
+  const size_t name_end = c.at;
+  skip_space(c);
+  if (c.at == name_end) return Fit::No;
+  if (c.at_end()) return Fit::Partial;
+  return c.text[c.at] == '{' ? Fit::Whole : Fit::No;
+}
+
+// get_weather( or get_weather {
+Fit named_call(Cursor c, const std::vector<ToolSpec>& tools) {
   skip_list_start(c);
   Fit best = Fit::No;
   for (const ToolSpec& tool : tools) {
     Cursor d = c;
     Fit name = literal(d, tool.name);
-    best = better(best, name == Fit::Whole ? literal(d, "(") : name);
+    best = better(best, name == Fit::Whole ? arguments_after_name(d) : name);
   }
   return best;
 }
@@ -117,7 +135,7 @@ Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>&
   // JSON in a fence is a call whatever its name says: the models here fence the calls they mean
   // and sometimes put a value where the tool's name belongs.
   if (c.text[c.at] == '{' || c.text[c.at] == '[') return Fit::Whole;
-  return better(tagged_call(c, format), python_call(c, tools));
+  return better(tagged_call(c, format), named_call(c, tools));
 }
 
 }  // namespace
@@ -126,7 +144,7 @@ Opening classify_opening(const std::string& text, const CallFormat& format, cons
   Cursor c{text};
   skip_space(c);
   Fit fit = better(better(better(tagged_call(c, format), marked_name(c, format, tools)), json_call(c, format, tools)),
-                   better(python_call(c, tools), fenced_call(c, format, tools)));
+                   better(named_call(c, tools), fenced_call(c, format, tools)));
   switch (fit) {
     case Fit::Whole: return Opening::Call;
     case Fit::Partial: return Opening::Undecided;
@@ -156,6 +174,23 @@ Step OpeningProbe::next(const float* logits) {
   if (state_ == Opening::Text && stops_at_text_) return {{}, 0, false, true, kNoRival};
   text_ = std::move(opened);
   return step;
+}
+
+TextOpening::TextOpening(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser)
+    : model_(model), tools_(tools), chooser_(chooser), free_(make_strategy(DecodeMode::Free, model, nullptr, chooser)) {}
+
+Step TextOpening::next(const float* logits) {
+  if (decided_) return free_->next(logits);
+  const auto opens_no_call = [this](llama_token token) {
+    return model_.is_end_of_generation(token) ||
+           classify_opening(text_ + model_.pieces[size_t(token)], model_.format, tools_) != Opening::Call;
+  };
+  float margin = kNoRival;
+  const llama_token token = chooser_.choose(logits, model_.vocab_size(), opens_no_call, nullptr, &margin);
+  if (token < 0 || model_.is_end_of_generation(token)) return {{}, 0, false, true, margin};
+  text_ += model_.pieces[size_t(token)];
+  decided_ = classify_opening(text_, model_.format, tools_) == Opening::Text || ++tokens_ >= OpeningProbe::kMaxTokens;
+  return {{token}, 1, false, false, margin};
 }
 
 }  // namespace sw

@@ -2,8 +2,10 @@
 //
 // Left free, models begin a call in more forms than their own format: the format's tag
 // ("<tool_call>"), bare JSON whose first key "name" begins a known tool's name
-// ('{"name": "get_w', '[{"name": "get_w'), a python-like call of a known tool ("get_weather(",
-// "[get_weather("), and a fenced code block of JSON ("```json\n{", "```\n[") or of the other
+// ('{"name": "get_w', '[{"name": "get_w', and with its brace doubled, '{{"name": "get_w', as
+// Qwen2.5's template prints its example call), a python-like call of a known tool ("get_weather(",
+// "[get_weather("), a known tool's name and then its JSON arguments ("get_weather {", or on the
+// next line), and a fenced code block of JSON ("```json\n{", "```\n[") or of the other
 // forms ("```tool_code\nget_weather("). Every format recognises all of them: each is a call
 // written explicitly, so a reply in text does not begin that way, while a call in a form the
 // format does not use is still the call the model means. Bare JSON that names no known tool is
@@ -55,6 +57,25 @@ class OpeningProbe : public Strategy {
   Opening state_ = Opening::Undecided;
   const bool stops_at_text_;
   float margin_ = kNoRival;
+};
+
+// A reply in text whose beginning opens no call: free decoding where, while the opening is
+// undecided, a token that would make it one of the forms above is passed over for the best one
+// that does not (CallOptions::answer_instead_of_repeating, where the model's call would repeat
+// one already answered). Once the opening is text, or after kMaxTokens, it is free decoding.
+class TextOpening : public Strategy {
+ public:
+  TextOpening(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser);
+  Step next(const float* logits) override;
+
+ private:
+  const LoadedModel& model_;
+  const std::vector<ToolSpec>& tools_;
+  Chooser& chooser_;
+  std::unique_ptr<Strategy> free_;
+  std::string text_;
+  int tokens_ = 0;
+  bool decided_ = false;
 };
 
 }  // namespace sw

@@ -156,7 +156,9 @@ void Answer::decode() {
   std::optional<Decision> opening;
   result_.text_reply = tools_.tools().empty() || options_.tool_choice == ToolChoice::None;
   if (result_.text_reply) {
-    std::unique_ptr<Strategy> strategy = make_strategy(DecodeMode::Free, model_, nullptr, chooser_);
+    std::unique_ptr<Strategy> strategy = reply_opens_no_call_
+                                             ? std::make_unique<TextOpening>(model_, tools_.tools(), chooser_)
+                                             : make_strategy(DecodeMode::Free, model_, nullptr, chooser_);
     generated_ = reply(*strategy, [] { return true; });
   } else if (options_.tool_choice == ToolChoice::Auto) {
     opening = open();

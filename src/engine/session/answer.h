@@ -27,6 +27,9 @@ class Answer {
   Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
          Planning planning, Drafter* drafter, Chooser& chooser, Clock::time_point prefilled, CallResult& result);
 
+  // A reply in text (tool_choice none) whose beginning opens no call (TextOpening): the answer
+  // that replaces calls repeating answered ones. Before decode().
+  void keep_reply_from_calls() { reply_opens_no_call_ = true; }
   // Decodes the answer; the stats of its passes and its decisions into the result.
   void decode();
   // Whether the model chose not to call where its reply is to be one object of
@@ -78,6 +81,7 @@ class Answer {
   SerialCallEvents serial_events_;
   std::optional<CallDeltas> deltas_;
   std::string decided_;  // an answer in a schema's text, as told to on_text
+  bool reply_opens_no_call_ = false;
   size_t told_ = 0;      // of decided_, in whole UTF-8 characters
   GenerationResult generated_;
   std::vector<ToolCall> woven_calls_;

@@ -103,6 +103,7 @@ Json CallStats::to_json() const {
           {"draft_tokens", draft_tokens}, {"accepted_draft_tokens", accepted_draft_tokens},
           {"peak_rss_kb", peak_rss_kb}, {"phases", phase_list}, {"plans", plan_list},
           {"passes_by_tokens", widths}, {"extra_kept_rows", extra_kept_rows}, {"pass_ms", pass_ms}, {"smallest_margin", closest},
+          {"repeated_calls", repeated_calls},
           {"verification",
            {{"checked_tokens", verification.checked_tokens}, {"repaired_calls", verification.repaired_calls},
             {"discarded_tokens", verification.discarded_tokens},
@@ -126,7 +127,7 @@ Json CallResult::to_json() const {
     decision_list.push_back({d.offset, std::isfinite(d.margin) ? Json(d.margin) : Json(nullptr)});
   Json out = {{"calls", call_list}, {"text", text}, {"error", error}, {"text_reply", text_reply},
               {"schema_answer", schema_answer}, {"stopped_at_max_tokens", stopped_at_max_tokens},
-              {"thinking_text", thinking_text},
+              {"answered_instead_of_repeating", answered_instead_of_repeating}, {"thinking_text", thinking_text},
               {"reasoning", reasoning}, {"decisions", decision_list}, {"stats", stats.to_json()},
               {"events", event_list}};
   if (!logprobs.empty()) {

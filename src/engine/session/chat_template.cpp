@@ -17,7 +17,7 @@ namespace {
 
 llama_chat::Message to_chat(const Message& m) {
   llama_chat::Message out{m.role, m.content, m.reasoning_content, {}, m.tool_call_id};
-  for (const ToolCall& c : m.tool_calls) out.calls.push_back({c.name, dump_json(c.arguments), ""});
+  for (const ToolCall& c : m.tool_calls) out.calls.push_back({c.name, dump_json(c.arguments), c.id});
   return out;
 }
 
@@ -25,7 +25,7 @@ ToolCall to_call(const llama_chat::Call& c) {
   Json arguments = Json::parse(c.arguments.empty() ? "{}" : c.arguments, nullptr, false);
   if (arguments.is_discarded())
     throw Error("llama.cpp's parser gave '" + c.name + "' arguments that are not JSON: " + c.arguments);
-  return {c.name, std::move(arguments)};
+  return {c.name, std::move(arguments), c.id};
 }
 
 }  // namespace
@@ -45,10 +45,11 @@ ChatTemplate::~ChatTemplate() = default;
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
 ChatTemplate& ChatTemplate::operator=(ChatTemplate&&) noexcept = default;
 
-ChatTemplate::Rendered render_chat(const llama_chat::Templates& templates, const std::vector<Message>& messages,
-                                   const std::vector<ToolSpec>& tools, const TemplateOptions& options) {
-  llama_chat::Request request;
-  for (const Message& m : messages) request.messages.push_back(to_chat(m));
+namespace {
+
+// `request`, its messages given, with the tools and options; rendered.
+ChatTemplate::Rendered render_request(const llama_chat::Templates& templates, llama_chat::Request request,
+                                      const std::vector<ToolSpec>& tools, const TemplateOptions& options) {
   for (const ToolSpec& t : tools)
     request.tools.push_back({t.name, t.description, dump_json(t.to_openai().at("function").at("parameters"))});
   if (options.tool_choice != "auto" && options.tool_choice != "required" && options.tool_choice != "none")
@@ -65,9 +66,25 @@ ChatTemplate::Rendered render_chat(const llama_chat::Templates& templates, const
   }
 }
 
+}  // namespace
+
+ChatTemplate::Rendered render_chat(const llama_chat::Templates& templates, const std::vector<Message>& messages,
+                                   const std::vector<ToolSpec>& tools, const TemplateOptions& options) {
+  llama_chat::Request request;
+  for (const Message& m : messages) request.messages.push_back(to_chat(m));
+  return render_request(templates, std::move(request), tools, options);
+}
+
 ChatTemplate::Rendered ChatTemplate::render(const std::vector<Message>& messages, const std::vector<ToolSpec>& tools,
                                             const TemplateOptions& options) const {
   return render_chat(*impl_->templates, messages, tools, options);
+}
+
+ChatTemplate::Rendered ChatTemplate::render_openai(const Json& openai_messages, const std::vector<ToolSpec>& tools,
+                                            const TemplateOptions& options) const {
+  llama_chat::Request request;
+  request.openai_messages = dump_json(openai_messages);
+  return render_request(*impl_->templates, std::move(request), tools, options);
 }
 
 ParsedOutput ChatTemplate::parse(const std::string& output, const Rendered& rendered) const {

@@ -15,6 +15,7 @@
 #include "engine/persist/prompt_state.h"
 #include "engine/session/answer.h"
 #include "engine/session/prompt.h"
+#include "engine/session/repeats.h"
 #include "engine/toolset/tool_set.h"
 #include "schemaweaver/engine.h"
 
@@ -167,6 +168,8 @@ void check_answer_schema(const CallOptions& options, const CompiledToolSet& tool
                 "required the answer is a call");
   if (!tools.format().named || tools.tools().empty())
     throw Error("an answer schema goes beside tools (without them, call with the schema's own set)");
+  if (options.answer_instead_of_repeating)
+    throw Error("answer_instead_of_repeating answers in text, not in an answer schema: leave one of them out");
   if (options.mode == DecodeMode::Free)
     throw Error(kSchemaNotFree);
   if (options.logprobs >= 0)
@@ -375,8 +378,16 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   // A draft model reads the prompt (and the thinking) too, before the answer starts.
   PassCounter draft_passes;
   if (options.draft_model) state_->draft_context->start_from(context.history(), draft_passes);
-  Answer answer(context, model, *prepared.tools, options, Planning{curve, state_->history}, drafter.get(), chooser,
-                prefilled, result);
+  // Where the answer may be decoded again as text (answer_instead_of_repeating), the calls are
+  // told once they stand, and the prompt's logits are kept to begin again from.
+  const bool may_answer_instead = options.answer_instead_of_repeating && options.tool_choice == ToolChoice::Auto;
+  HeldCalls held;
+  const CallOptions answer_options = may_answer_instead ? held.holding(options) : options;
+  const size_t answer_start = size_t(context.used());
+  std::vector<float> prompt_logits;
+  if (may_answer_instead) prompt_logits.assign(context.last_logits(), context.last_logits() + model.vocab_size());
+  Answer answer(context, model, *prepared.tools, answer_options, Planning{curve, state_->history}, drafter.get(),
+                chooser, prefilled, result);
   answer.decode();
   // The model chose not to call: its answer is the schema's object, decoded from the prompt.
   std::optional<Answer> in_schema;
@@ -392,6 +403,24 @@ CallResult Session::call(const std::vector<Message>& messages, const ToolSet& al
   s.compile_ms = compile_clock_ms() - compiled_before;
   if (in_schema) in_schema->judge(options.answer_schema->tools());
   else answer.judge(all_tools.tools());
+  s.repeated_calls = repeated_calls(messages, result.calls);
+  if (!may_answer_instead) return result;
+  if (result.calls.empty() || s.repeated_calls < int(result.calls.size())) {
+    held.release(options);
+    return result;
+  }
+  // Every call repeats an answered one: the answer is a reply in text, from the prompt again.
+  context.rewind(answer_start, std::move(prompt_logits));
+  result.calls.clear(), result.text.clear(), result.error.clear(), result.logprobs.clear();
+  s.events.clear(), s.decisions.clear(), s.plans.clear();
+  result.answered_instead_of_repeating = true;
+  CallOptions text_options = options;
+  text_options.tool_choice = ToolChoice::None;
+  Answer reply(context, model, *prepared.tools, text_options, Planning{curve, state_->history}, drafter.get(), chooser,
+               prefilled, result);
+  reply.keep_reply_from_calls();
+  reply.decode();
+  reply.judge(all_tools.tools());
   return result;
 }
 

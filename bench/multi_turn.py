@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""BFCL v4's multi-turn categories end to end, as an agent runs them, against `schemaweaver serve`
+and llama-server (the same model file, template, threads, context and greedy sampling).
+
+    $SCHEMAWEAVER_CACHE/venv/bin/python bench/multi_turn.py --model M.gguf [--sample 10]
+        [--categories multi_turn_base,...] [--servers schemaweaver,llama-server] [--out DIR]
+
+Each task runs as bfcl_eval's own OpenAI function-calling handler runs it (its
+inference_multi_turn_FC, followed step by step): the task's user turns in order; in each, the
+model is asked with the tools (tool_choice auto, as that handler asks), its calls are executed by
+bfcl_eval's executable backends (`execute_multi_turn_func_call`: a fresh instance per task, from
+the task's initial configuration), their results go back as `tool` messages with the calls' ids,
+and the turn ends when the model answers without a call (or after BFCL's step limit, which fails
+the task). Functions held out by multi_turn_miss_func arrive at their turn with BFCL's own user
+message. The calls of every step are then graded by bfcl_eval's multi-turn checker
+(`multi_turn_checker`: the state of the backends and the results of the calls against the ground
+truth's), exactly as its eval runner decodes them.
+
+Per category and server: accuracy, calls per task, requests (steps) per task, wall time per task
+and per step, and the prompt tokens each step computed against those it reused from the previous
+step's cache (ours from `x_timings`, llama-server's from its `timings`). JSON lines per task and a
+Markdown summary under --out; a rerun skips the tasks already there.
+"""
+import argparse
+import copy
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC, MAXIMUM_STEP_LIMIT
+from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING
+from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import (execute_multi_turn_func_call,
+                                                                     is_empty_execute_response)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import CACHE, geomean, log, machine, read_lines, table  # noqa: E402
+from bfcl_openai import bfcl_tools  # noqa: E402
+from peers import start_server  # noqa: E402
+
+CATEGORIES = "multi_turn_base,multi_turn_miss_func,multi_turn_miss_param,multi_turn_long_context"
+MAX_TOKENS = 512
+
+
+# ------------------------------------------------------------------ the tasks, as BFCL prepares them
+
+def load_tasks(data, category):
+    """The category's tasks with their function docs and ground truth, as bfcl_eval's
+    populate_test_cases_with_predefined_functions prepares them (held-out functions moved to
+    their turn)."""
+    lines = lambda path: [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    truth = {t["id"]: t["ground_truth"] for t in lines(data / "possible_answer" / f"BFCL_v4_{category}.json")}
+    tasks = []
+    for task in lines(data / f"BFCL_v4_{category}.json"):
+        functions = []
+        for name in task["involved_classes"]:
+            functions += lines(data / "multi_turn_func_doc" / MULTI_TURN_FUNC_DOC_FILE_MAPPING[name])
+        held_out = {}
+        for turn, names in task.get("missed_function", {}).items():
+            held_out[turn] = [f for f in functions if f["name"] in names]
+            functions = [f for f in functions if f["name"] not in names]
+        task["function"], task["missed_function"], task["ground_truth"] = functions, held_out, truth[task["id"]]
+        tasks.append(task)
+    return tasks
+
+
+def executable(step):
+    """A step's calls as BFCL executes them (its convert_to_function_call): ["name(k=v,...)"];
+    a reply in text raises, as it does there."""
+    if isinstance(step, str):
+        raise ValueError("a reply in text")
+    return [f"{name}({','.join(f'{k}={v!r}' for k, v in json.loads(arguments).items())})"
+            for call in step for name, arguments in call.items()]
+
+
+# ------------------------------------------------------------------ one task through one server
+
+def ask(server, messages, tools):
+    """One step: the server's answer, its wall time and prompt tokens (computed, reused)."""
+    started = time.perf_counter()
+    response = server.client.chat.completions.create(model="any", messages=messages, tools=tools, temperature=0,
+                                                     max_tokens=MAX_TOKENS)
+    wall_ms = 1000 * (time.perf_counter() - started)
+    extra = response.model_extra or {}
+    if server.name == "llama-server":
+        t = extra.get("timings") or {}
+        computed, reused = t.get("prompt_n", 0), t.get("cache_n", 0)
+    else:
+        t = extra.get("x_timings") or {}
+        reused = t.get("prompt_reused_tokens", 0)  # the restored ones among them
+        computed = t.get("prompt_tokens", 0) - reused
+    return response.choices[0], wall_ms, computed, reused
+
+
+def run_task(server, task, model_name):
+    """The task's steps per turn (each a list of {name: arguments} or the reply's text), and what
+    the steps cost."""
+    category = task["id"].rsplit("_", 1)[0]
+    long_context = "long_context" in category
+    functions = list(task["function"])
+    tools = bfcl_tools(functions)
+    messages, turns, steps = [], [], []
+    for turn, user_messages in enumerate(task["question"]):
+        if str(turn) in task["missed_function"]:
+            functions += task["missed_function"][str(turn)]
+            tools = bfcl_tools(functions)
+            user_messages = [{"role": "user", "content": DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC}]
+        messages += user_messages
+        responses, forced_quit = [], False
+        while True:
+            choice, wall_ms, computed, reused = ask(server, messages, tools)
+            message = choice.message
+            calls = message.tool_calls or []
+            step = [{c.function.name: c.function.arguments} for c in calls] if calls else (message.content or "")
+            responses.append(step)
+            steps.append({"turn": turn, "ms": wall_ms, "computed": computed, "reused": reused, "calls": len(calls),
+                          "finish": choice.finish_reason})
+            assistant = {"role": "assistant", "content": message.content or ""}
+            if calls:
+                assistant["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                    "name": c.function.name, "arguments": c.function.arguments}} for c in calls]
+            messages.append(assistant)
+            try:
+                decoded = executable(step)
+                if is_empty_execute_response(decoded):
+                    break
+            except Exception:  # BFCL's handler ends the turn on any output it cannot execute
+                break
+            results, _ = execute_multi_turn_func_call(decoded, task["initial_config"], task["involved_classes"],
+                                                      model_name, task["id"], long_context=long_context)
+            messages += [{"role": "tool", "content": result, "tool_call_id": c.id} for result, c in zip(results, calls)]
+            if len([s for s in steps if s["turn"] == turn]) > MAXIMUM_STEP_LIMIT:
+                forced_quit = True
+                break
+        turns.append(responses)
+        if forced_quit:
+            break
+    return turns, steps
+
+
+def grade(task, turns, model_name):
+    """bfcl_eval's verdict on the task, its steps decoded as its eval runner decodes them."""
+    if len(turns) != len(task["ground_truth"]):
+        return False, "force-terminated (step limit)"
+    decoded = []
+    for responses in turns:
+        kept = []
+        for step in responses:
+            try:
+                calls = executable(step)
+            except Exception:
+                continue
+            if not is_empty_execute_response(calls):
+                kept.append(calls)
+        decoded.append(kept)
+    category = task["id"].rsplit("_", 1)[0]
+    verdict = multi_turn_checker(decoded, task["ground_truth"], copy.deepcopy(task), category, model_name)
+    return bool(verdict["valid"]), "" if verdict["valid"] else verdict.get("error_type", "wrong")
+
+
+# ------------------------------------------------------------------ the run and its report
+
+def sample_tasks(tasks, n, seed):
+    if n <= 0 or n >= len(tasks):
+        return tasks
+    chosen = sorted(random.Random(seed).sample(range(len(tasks)), n))
+    return [tasks[i] for i in chosen]
+
+
+def summarize(lines):
+    rows, summary = [], {}
+    for (category, server), tasks in sorted(group(lines).items()):
+        steps = [s for t in tasks for s in t["steps"]]
+        later = [s for t in tasks for s in t["steps"][1:]]
+        reused = sum(s["reused"] for s in later) / max(sum(s["reused"] + s["computed"] for s in later), 1)
+        entry = {"tasks": len(tasks), "correct": sum(t["valid"] for t in tasks),
+                 "calls_per_task": sum(s["calls"] for s in steps) / len(tasks),
+                 "steps_per_task": len(steps) / len(tasks),
+                 "task_s": geomean([sum(s["ms"] for s in t["steps"]) / 1000 for t in tasks]),
+                 "step_ms": geomean([s["ms"] for s in steps]),
+                 "reused_after_first_step": reused}
+        summary[f"{category}/{server}"] = entry
+        rows.append([category, server, f"{entry['correct']}/{entry['tasks']}", f"{entry['calls_per_task']:.1f}",
+                     f"{entry['steps_per_task']:.1f}", f"{entry['task_s']:.1f}", f"{entry['step_ms']:.0f}",
+                     f"{100 * reused:.1f} %"])
+    header = ["category", "server", "correct (bfcl_eval)", "calls / task", "steps / task", "task s (geomean)",
+              "step ms (geomean)", "prompt reused after a task's first step"]
+    return summary, table(header, rows)
+
+
+def group(lines):
+    by = {}
+    for line in lines:
+        by.setdefault((line["category"], line["server"]), []).append(line)
+    return by
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--categories", default=CATEGORIES)
+    parser.add_argument("--servers", default="schemaweaver,llama-server")
+    parser.add_argument("--sample", type=int, default=10, help="tasks per category (0: all)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", default="2")
+    parser.add_argument("--ctx", default="16384")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    model = Path(args.model)
+    out = Path(args.out or Path(__file__).parent / "results" / f"multi-turn-{model.stem}")
+    out.mkdir(parents=True, exist_ok=True)
+    lines_path = out / "tasks.jsonl"
+    lines = list(read_lines(lines_path)) if lines_path.exists() else []
+    done = {(line["server"], line["id"]) for line in lines}
+    data = CACHE / "data" / "bfcl"
+    for server_name in args.servers.split(","):
+        todo = [(category, task) for category in args.categories.split(",")
+                for task in sample_tasks(load_tasks(data, category), args.sample, args.seed)
+                if (server_name, task["id"]) not in done]
+        if not todo:
+            continue
+        server = start_server(server_name, model, args, out / f"{server_name}.log")
+        try:
+            for category, task in todo:
+                model_name = f"{server_name}_{model.stem}".replace("-", "_").replace(".", "_")
+                started = time.perf_counter()
+                turns, steps = run_task(server, task, model_name)
+                valid, why = grade(task, turns, model_name)
+                line = {"server": server_name, "category": category, "id": task["id"], "valid": valid, "why": why,
+                        "wall_s": time.perf_counter() - started, "steps": steps, "turns": turns}
+                lines.append(line)
+                with lines_path.open("a") as f:
+                    f.write(json.dumps(line) + "\n")
+                log(f"{server_name} {task['id']}: {'correct' if valid else why}, {len(steps)} steps, "
+                    f"{line['wall_s']:.0f} s")
+        finally:
+            server.stop()
+    summary, markdown = summarize(lines)
+    (out / "summary.json").write_text(json.dumps({"model": model.name, "machine": machine(), "sample": args.sample,
+                                                  "seed": args.seed, "results": summary}, indent=1))
+    (out / "summary.md").write_text(f"BFCL v4 multi-turn, {model.name}, {args.sample} tasks per category "
+                                    f"(seed {args.seed}); {machine()['cpu']}, {args.threads} threads\n\n{markdown}\n")
+    print(markdown)
+
+
+if __name__ == "__main__":
+    main()
