@@ -18,7 +18,6 @@ The figure the engine answers for is agreement: its choice equals the free decod
 share of cases. Calls where BFCL expects one, abstentions where it expects none, per category and
 server. JSON lines per request and a Markdown summary under --out.
 """
-import argparse
 import json
 import random
 import re
@@ -28,7 +27,7 @@ from pathlib import Path
 import jsonschema
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import CACHE, log, machine, read_lines, table  # noqa: E402
+from benchlib import CACHE, log, machine, read_lines, servers_parser, table  # noqa: E402
 from bfcl_openai import bfcl_tools  # noqa: E402
 from peers import start_server  # noqa: E402
 
@@ -125,15 +124,7 @@ def summarize(lines):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--sample", type=int, default=10, help="cases per category")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--servers", default="schemaweaver,llama-server")
-    parser.add_argument("--threads", default="2")
-    parser.add_argument("--ctx", default="8192")
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args()
+    args = servers_parser(__doc__.split("\n\n")[0], "cases per category", 8192).parse_args()
     model = Path(args.model)
     out = Path(args.out or Path(__file__).parent / "results" / f"auto-decisions-{model.stem}")
     out.mkdir(parents=True, exist_ok=True)

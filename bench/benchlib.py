@@ -3,6 +3,7 @@ tables and SVG charts, results kept lean (standard library only).
 
     python3 bench/benchlib.py compact DIR    # per-case rows under DIR gzipped, logs removed
 """
+import argparse
 import datetime
 import gzip
 import json
@@ -42,6 +43,20 @@ def bfcl_command(model, sample, modes, out, summary, **flags):
     for name, value in flags.items():
         command += [f"--{name.replace('_', '-')}", value]
     return command
+
+
+def servers_parser(description, sample_help, ctx):
+    """The options of a benchmark that runs `schemaweaver serve` and llama-server side by side:
+    --model, --servers, --sample, --seed, --threads, --ctx, --out (the caller adds its own)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--servers", default="schemaweaver,llama-server")
+    parser.add_argument("--sample", type=int, default=10, help=sample_help)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", default="2")
+    parser.add_argument("--ctx", default=str(ctx))
+    parser.add_argument("--out", default=None)
+    return parser
 
 
 def machine():

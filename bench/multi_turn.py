@@ -21,7 +21,6 @@ and per step, and the prompt tokens each step computed against those it reused f
 step's cache (ours from `x_timings`, llama-server's from its `timings`). JSON lines per task and a
 Markdown summary under --out; a rerun skips the tasks already there.
 """
-import argparse
 import copy
 import json
 import random
@@ -36,7 +35,7 @@ from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import (execute_mul
                                                                      is_empty_execute_response)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import CACHE, geomean, log, machine, read_lines, table  # noqa: E402
+from benchlib import CACHE, geomean, log, machine, read_lines, servers_parser, table  # noqa: E402
 from bfcl_openai import bfcl_tools  # noqa: E402
 from peers import start_server  # noqa: E402
 
@@ -198,15 +197,8 @@ def group(lines):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True)
+    parser = servers_parser(__doc__.split("\n\n")[0], "tasks per category (0: all)", 16384)
     parser.add_argument("--categories", default=CATEGORIES)
-    parser.add_argument("--servers", default="schemaweaver,llama-server")
-    parser.add_argument("--sample", type=int, default=10, help="tasks per category (0: all)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", default="2")
-    parser.add_argument("--ctx", default="16384")
-    parser.add_argument("--out", default=None)
     args = parser.parse_args()
     model = Path(args.model)
     out = Path(args.out or Path(__file__).parent / "results" / f"multi-turn-{model.stem}")
