@@ -59,6 +59,26 @@ def call_shaped(text, tools):
     return any(re.match(p, opening) for p in patterns)
 
 
+def names_unknown_tool(text, tools):
+    """An opening of bare JSON whose "name" is no tool's: nothing it names can be called (the
+    engine reads it as text; a fenced block it takes for a call whatever its name says)."""
+    named = re.match(r"\s*\[?\s*\{\{?\s*\"name\"\s*:\s*\"([^\"]*)\"", text)
+    return bool(named) and named.group(1) not in {t["function"]["name"] for t in tools}
+
+
+def tools_by_id(lines):
+    """The tools each case of `lines` offered, as the run built them."""
+    wanted = {l["id"] for l in lines}
+    found = {}
+    for category, _ in CATEGORIES:
+        path = CACHE / "data" / "bfcl" / f"BFCL_v4_{category}.json"
+        for line in path.read_text().splitlines():
+            entry = json.loads(line) if line.strip() else None
+            if entry and entry["id"] in wanted:
+                found[entry["id"]] = bfcl_tools(entry["function"])
+    return found
+
+
 def ask(server, messages, tools, tool_choice):
     extra = {} if server.name == "llama-server" else {"x_decoding_mode": "schemaweaver"}
     response = server.client.chat.completions.create(model="any", messages=messages, tools=tools,
@@ -95,6 +115,12 @@ def run(server, todo, lines_path):
 
 
 def summarize(lines):
+    """Per category and server, and the agreement over all requests: the lenient reading's, and
+    the same with bare JSON naming no tool read as text (the engine cannot call what does not exist)."""
+    tools = tools_by_id(lines)
+    for line in lines:
+        if line["server"] == "schemaweaver":
+            line["free_known_call"] = line["free_calls"] and not names_unknown_tool(line["free_text"], tools[line["id"]])
     rows, summary = [], {}
     expects = dict(CATEGORIES)
     by = {}
@@ -117,7 +143,9 @@ def summarize(lines):
                      f"{entry.get('free_calls', '')}"])
     ours = [l for l in lines if l["server"] == "schemaweaver"]
     total = {"agreement": sum(bool(l["calls"]) == l["free_calls"] for l in ours) / max(len(ours), 1),
-             "schema_valid": all(l["valid"] for l in ours if l["calls"])}
+             "agreement_known_tools": sum(bool(l["calls"]) == l["free_known_call"] for l in ours) / max(len(ours), 1),
+             "free_calls_of_unknown_tools": sum(l["free_calls"] and not l["free_known_call"] for l in ours),
+             "requests": len(ours), "schema_valid": all(l["valid"] for l in ours if l["calls"])}
     header = ["category", "BFCL expects", "server", "answered with a call", "as BFCL expects",
               "calls schema-valid", "same choice as free decoding", "free decoding's call-shaped openings"]
     return summary, total, table(header, rows)
@@ -150,7 +178,9 @@ def main():
                                                   "results": summary}, indent=1))
     text = (f"tool_choice auto on BFCL v4, {model.name}, {args.sample} cases per category x {len(SYSTEMS)} system "
             f"messages (seed {args.seed}); {machine()['cpu']}, {args.threads} threads. schemaweaver's choice equals "
-            f"its free decoding's in {100 * total['agreement']:.1f} % of requests; every call schema-valid: "
+            f"its free decoding's in {100 * total['agreement']:.1f} % of {total['requests']} requests, read "
+            f"leniently; {100 * total['agreement_known_tools']:.1f} % where bare JSON naming no tool counts as text "
+            f"({total['free_calls_of_unknown_tools']} such openings); every call schema-valid: "
             f"{total['schema_valid']}\n\n{markdown}")
     (out / "summary.md").write_text(text + "\n")
     print(text)

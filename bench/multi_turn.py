@@ -5,6 +5,10 @@ and llama-server (the same model file, template, threads, context and greedy sam
     $SCHEMAWEAVER_CACHE/venv/bin/python bench/multi_turn.py --model M.gguf [--sample 10]
         [--categories multi_turn_base,...] [--servers schemaweaver,llama-server] [--out DIR]
 
+--servers names settings: schemaweaver, llama-server, and schemaweaver/answer-repeats (each
+request with "x_repeated_calls": "answer": a turn whose calls all repeat answered ones becomes the
+answer in text; docs/server.md).
+
 Each task runs as bfcl_eval's own OpenAI function-calling handler runs it (its
 inference_multi_turn_FC, followed step by step): the task's user turns in order; in each, the
 model is asked with the tools (tool_choice auto, as that handler asks), its calls are executed by
@@ -24,10 +28,12 @@ Markdown summary under --out; a rerun skips the tasks already there.
 import copy
 import json
 import random
+import re
 import sys
 import time
 from pathlib import Path
 
+import openai
 from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC, MAXIMUM_STEP_LIMIT
 from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
@@ -76,11 +82,17 @@ def executable(step):
 
 # ------------------------------------------------------------------ one task through one server
 
-def ask(server, messages, tools):
+# A setting of a server, as --servers names it: the server, and what each request adds.
+SETTINGS = {"schemaweaver": ("schemaweaver", {}), "llama-server": ("llama-server", {}),
+            # calls that repeat answered ones answered in text instead (docs/server.md)
+            "schemaweaver/answer-repeats": ("schemaweaver", {"x_repeated_calls": "answer"})}
+
+
+def ask(server, messages, tools, extra):
     """One step: the server's answer, its wall time and prompt tokens (computed, reused)."""
     started = time.perf_counter()
     response = server.client.chat.completions.create(model="any", messages=messages, tools=tools, temperature=0,
-                                                     max_tokens=MAX_TOKENS)
+                                                     max_tokens=MAX_TOKENS, extra_body=extra)
     wall_ms = 1000 * (time.perf_counter() - started)
     extra = response.model_extra or {}
     if server.name == "llama-server":
@@ -93,7 +105,7 @@ def ask(server, messages, tools):
     return response.choices[0], wall_ms, computed, reused
 
 
-def run_task(server, task, model_name):
+def run_task(server, extra, task, model_name):
     """The task's steps per turn (each a list of {name: arguments} or the reply's text), and what
     the steps cost."""
     category = task["id"].rsplit("_", 1)[0]
@@ -109,7 +121,14 @@ def run_task(server, task, model_name):
         messages += user_messages
         responses, forced_quit = [], False
         while True:
-            choice, wall_ms, computed, reused = ask(server, messages, tools)
+            asked = time.perf_counter()
+            try:
+                choice, wall_ms, computed, reused = ask(server, messages, tools, extra)
+            except openai.APIStatusError as e:  # an error response (a call cut at max_tokens): the turn ends
+                responses.append(f"error {e.status_code}: {e.message}")
+                steps.append({"turn": turn, "ms": 1000 * (time.perf_counter() - asked), "computed": 0, "reused": 0,
+                              "calls": 0, "finish": "error"})
+                break
             message = choice.message
             calls = message.tool_calls or []
             step = [{c.function.name: c.function.arguments} for c in calls] if calls else (message.content or "")
@@ -213,12 +232,13 @@ def main():
                 if (server_name, task["id"]) not in done]
         if not todo:
             continue
-        server = start_server(server_name, model, args, out / f"{server_name}.log")
+        kind, extra = SETTINGS[server_name]
+        server = start_server(kind, model, args, out / f"{server_name.replace('/', '-')}.log")
         try:
             for category, task in todo:
-                model_name = f"{server_name}_{model.stem}".replace("-", "_").replace(".", "_")
+                model_name = re.sub(r"\W", "_", f"{server_name}_{model.stem}")
                 started = time.perf_counter()
-                turns, steps = run_task(server, task, model_name)
+                turns, steps = run_task(server, extra, task, model_name)
                 valid, why = grade(task, turns, model_name)
                 line = {"server": server_name, "category": category, "id": task["id"], "valid": valid, "why": why,
                         "wall_s": time.perf_counter() - started, "steps": steps, "turns": turns}

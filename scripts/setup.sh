@@ -340,10 +340,11 @@ install_bfcl() {
 # OpenAI client (against `serve`), the agent frameworks people build on (OpenAI Agents SDK,
 # LangChain, pydantic-ai, instructor; instructor 1.17 holds openai below 3.4 through its jiter
 # bound, which pydantic-ai 2.38 still takes), two MCP servers (for `agent`), the jsonschema
-# validator, llama.cpp's gguf package (the tiny models of tests/scripts/make_tiny_model.py), and
+# validator, llama.cpp's gguf package (the tiny models of tests/scripts/make_tiny_model.py), mpmath
+# (which bfcl_eval's math backend imports), and
 # bfcl_eval itself without its dependencies (the benchmark's executable backends and multi-turn
 # checker need none of them).
-TEST_PEERS="openai==3.3.0 openai-agents==0.24.0 langchain-openai==1.8.1 pydantic-ai-slim[openai]==2.38.0 instructor==1.17.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19 jsonschema==4.26.0 rfc3339-validator==0.1.4 gguf==0.19.0"
+TEST_PEERS="openai==3.3.0 openai-agents==0.24.0 langchain-openai==1.8.1 pydantic-ai-slim[openai]==2.38.0 instructor==1.17.0 mcp-server-time==2026.10.19 mcp-server-git==2026.10.19 jsonschema==4.26.0 rfc3339-validator==0.1.4 gguf==0.19.0 mpmath==1.3.0"
 install_test_peers() {
   local venv="$CACHE/venv" want="$TEST_PEERS bfcl-eval==$BFCL_VERSION"
   if [ -f "$venv/.complete" ] && [ "$(cat "$venv/.complete")" = "$want" ]; then return; fi

@@ -732,3 +732,23 @@ TEST(Weaver, OneArgumentCallGoesSerially) {
 }
 
 }  // namespace
+
+// A control token that would make tool_choice auto's opening text (a turn marker, as
+// Qwen2.5-Coder writes <|im_start|> before its call after tool results) is not read into it:
+// JSON naming a tool after it still opens a call, and words after it are still text.
+TEST(Opening, ATurnMarkerIsNotTheOpeningsText) {
+  const sw::LoadedModel& m = sw::loaded(*model());
+  const std::vector<llama_token> marker = m.tokenize("<|im_start|>", false);
+  ASSERT_EQ(marker.size(), 1u);
+  ASSERT_TRUE(llama_vocab_get_attr(m.vocab, marker[0]) & LLAMA_TOKEN_ATTR_CONTROL);
+  const auto grown = [&](const std::string& after) {
+    std::string text;
+    sw::Opening state = sw::grow_opening(text, marker[0], m, weather_tools());
+    EXPECT_EQ(state, sw::Opening::Undecided);
+    EXPECT_EQ(text, "");
+    for (llama_token token : m.tokenize(after, false)) state = sw::grow_opening(text, token, m, weather_tools());
+    return state;
+  };
+  EXPECT_EQ(grown("\n{\"name\": \"get_weather\""), sw::Opening::Call);
+  EXPECT_EQ(grown("\nIt is sunny in Paris."), sw::Opening::Text);
+}

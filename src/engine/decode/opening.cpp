@@ -153,6 +153,15 @@ Opening classify_opening(const std::string& text, const CallFormat& format, cons
   return Opening::Text;
 }
 
+Opening grow_opening(std::string& text, llama_token token, const LoadedModel& model, const std::vector<ToolSpec>& tools) {
+  std::string grown = text + model.pieces[size_t(token)];
+  const Opening state = classify_opening(grown, model.format, tools);
+  const bool control = llama_vocab_get_attr(model.vocab, token) & LLAMA_TOKEN_ATTR_CONTROL;
+  if (state == Opening::Text && control) return classify_opening(text, model.format, tools);
+  text = std::move(grown);
+  return state;
+}
+
 OpeningProbe::OpeningProbe(const LoadedModel& model, const std::vector<ToolSpec>& tools, Chooser& chooser,
                            bool stops_at_text)
     : model_(model), tools_(tools), free_(make_strategy(DecodeMode::Free, model, nullptr, chooser)),
@@ -167,12 +176,10 @@ Step OpeningProbe::next(const float* logits) {
     state_ = Opening::Text;
     return step;
   }
-  std::string opened = text_ + model_.detokenize(step.tokens);
-  state_ = classify_opening(opened, model_.format, tools_);
+  state_ = grow_opening(text_, step.tokens.front(), model_, tools_);
   if (state_ == Opening::Call) return {{}, 0, false, true, kNoRival};
   if (state_ == Opening::Undecided && ++tokens_ >= kMaxTokens) state_ = Opening::Text;
   if (state_ == Opening::Text && stops_at_text_) return {{}, 0, false, true, kNoRival};
-  text_ = std::move(opened);
   return step;
 }
 
@@ -188,8 +195,7 @@ Step TextOpening::next(const float* logits) {
   float margin = kNoRival;
   const llama_token token = chooser_.choose(logits, model_.vocab_size(), opens_no_call, nullptr, &margin);
   if (token < 0 || model_.is_end_of_generation(token)) return {{}, 0, false, true, margin};
-  text_ += model_.pieces[size_t(token)];
-  decided_ = classify_opening(text_, model_.format, tools_) == Opening::Text || ++tokens_ >= OpeningProbe::kMaxTokens;
+  decided_ = grow_opening(text_, token, model_, tools_) == Opening::Text || ++tokens_ >= OpeningProbe::kMaxTokens;
   return {{token}, 1, false, false, margin};
 }
 

@@ -33,6 +33,11 @@ enum class Opening {
 // Classifies the beginning of a free answer (leading whitespace aside).
 Opening classify_opening(const std::string& text, const CallFormat& format, const std::vector<ToolSpec>& tools);
 
+// The opening `text` grown by `token` (its text appended), classified. A control token that would
+// make it text leaves it as it was: a turn marker is not a reply's beginning (Qwen2.5-Coder, after
+// tool results, writes <|im_start|> before the JSON of its call).
+Opening grow_opening(std::string& text, llama_token token, const LoadedModel& model, const std::vector<ToolSpec>& tools);
+
 // Free decoding that stops, without taking the token, where the answer becomes the beginning
 // of a call, and otherwise goes on as free decoding - or, with `stops_at_text` (a reply that
 // will be decoded otherwise), stops there too. Openings that stay undecided for kMaxTokens
