@@ -89,11 +89,9 @@ SETTINGS = {"schemaweaver": ("schemaweaver", {}), "llama-server": ("llama-server
 
 
 def ask(server, messages, tools, extra):
-    """One step: the server's answer, its wall time and prompt tokens (computed, reused)."""
-    started = time.perf_counter()
+    """One step: the server's answer and its prompt tokens (computed, reused)."""
     response = server.client.chat.completions.create(model="any", messages=messages, tools=tools, temperature=0,
                                                      max_tokens=MAX_TOKENS, extra_body=extra)
-    wall_ms = 1000 * (time.perf_counter() - started)
     extra = response.model_extra or {}
     if server.name == "llama-server":
         t = extra.get("timings") or {}
@@ -102,7 +100,7 @@ def ask(server, messages, tools, extra):
         t = extra.get("x_timings") or {}
         reused = t.get("prompt_reused_tokens", 0)  # the restored ones among them
         computed = t.get("prompt_tokens", 0) - reused
-    return response.choices[0], wall_ms, computed, reused
+    return response.choices[0], computed, reused
 
 
 def run_task(server, extra, task, model_name):
@@ -123,12 +121,13 @@ def run_task(server, extra, task, model_name):
         while True:
             asked = time.perf_counter()
             try:
-                choice, wall_ms, computed, reused = ask(server, messages, tools, extra)
+                choice, computed, reused = ask(server, messages, tools, extra)
             except openai.APIStatusError as e:  # an error response (a call cut at max_tokens): the turn ends
                 responses.append(f"error {e.status_code}: {e.message}")
                 steps.append({"turn": turn, "ms": 1000 * (time.perf_counter() - asked), "computed": 0, "reused": 0,
                               "calls": 0, "finish": "error"})
                 break
+            wall_ms = 1000 * (time.perf_counter() - asked)
             message = choice.message
             calls = message.tool_calls or []
             step = [{c.function.name: c.function.arguments} for c in calls] if calls else (message.content or "")
