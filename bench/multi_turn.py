@@ -5,9 +5,11 @@ and llama-server (the same model file, template, threads, context and greedy sam
     $SCHEMAWEAVER_CACHE/venv/bin/python bench/multi_turn.py --model M.gguf [--sample 10]
         [--categories multi_turn_base,...] [--servers schemaweaver,llama-server] [--out DIR]
 
---servers names settings: schemaweaver, llama-server, and schemaweaver/answer-repeats (each
+--servers names settings: schemaweaver, llama-server, schemaweaver/answer-repeats (each
 request with "x_repeated_calls": "answer": a turn whose calls all repeat answered ones becomes the
-answer in text; docs/server.md).
+answer in text; docs/server.md) and llama-server/calls-from-text (llama-server's best route for
+these models, whose calls it returns as text: the client reads every JSON object naming a tool
+with its arguments out of the text - fenced, tagged or with doubled braces - as the turn's calls).
 
 Each task runs as bfcl_eval's own OpenAI function-calling handler runs it (its
 inference_multi_turn_FC, followed step by step): the task's user turns in order; in each, the
@@ -82,10 +84,47 @@ def executable(step):
 
 # ------------------------------------------------------------------ one task through one server
 
-# A setting of a server, as --servers names it: the server, and what each request adds.
-SETTINGS = {"schemaweaver": ("schemaweaver", {}), "llama-server": ("llama-server", {}),
+# A setting of a server, as --servers names it: the server, what each request adds, and whether
+# the client reads calls out of a reply's text.
+SETTINGS = {"schemaweaver": ("schemaweaver", {}, False), "llama-server": ("llama-server", {}, False),
             # calls that repeat answered ones answered in text instead (docs/server.md)
-            "schemaweaver/answer-repeats": ("schemaweaver", {"x_repeated_calls": "answer"})}
+            "schemaweaver/answer-repeats": ("schemaweaver", {"x_repeated_calls": "answer"}, False),
+            "llama-server/calls-from-text": ("llama-server", {}, True)}
+
+
+class TextCall:
+    """A call read out of a reply's text, shaped as the client's tool calls are."""
+
+    def __init__(self, number, name, arguments):
+        self.id = f"text_call_{number}"
+        self.function = type("Function", (), {"name": name, "arguments": json.dumps(arguments)})()
+
+
+def calls_in_text(content, names):
+    """Every JSON object {"name": <a tool>, "arguments": {...}} in the text, in order: bare, in a
+    list, fenced, between tags, or inside doubled braces (the scan tries each brace)."""
+    calls, at, decoder = [], 0, json.JSONDecoder()
+    while (at := content.find("{", at)) >= 0:
+        try:
+            value, end = decoder.raw_decode(content, at)
+        except ValueError:
+            at += 1
+            continue
+        if not isinstance(value, dict):
+            at += 1
+            continue
+        arguments = value.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                arguments = None
+        if value.get("name") in names and isinstance(arguments, dict):
+            calls.append(TextCall(len(calls), value["name"], arguments))
+            at = end
+        else:
+            at += 1
+    return calls
 
 
 def ask(server, messages, tools, extra):
@@ -103,7 +142,7 @@ def ask(server, messages, tools, extra):
     return response.choices[0], computed, reused
 
 
-def run_task(server, extra, task, model_name):
+def run_task(server, extra, task, model_name, reads_text):
     """The task's steps per turn (each a list of {name: arguments} or the reply's text), and what
     the steps cost."""
     category = task["id"].rsplit("_", 1)[0]
@@ -130,11 +169,13 @@ def run_task(server, extra, task, model_name):
             wall_ms = 1000 * (time.perf_counter() - asked)
             message = choice.message
             calls = message.tool_calls or []
+            if not calls and reads_text:
+                calls = calls_in_text(message.content or "", {f["name"] for f in functions})
             step = [{c.function.name: c.function.arguments} for c in calls] if calls else (message.content or "")
             responses.append(step)
             steps.append({"turn": turn, "ms": wall_ms, "computed": computed, "reused": reused, "calls": len(calls),
                           "finish": choice.finish_reason})
-            assistant = {"role": "assistant", "content": message.content or ""}
+            assistant = {"role": "assistant", "content": "" if calls else message.content or ""}
             if calls:
                 assistant["tool_calls"] = [{"id": c.id, "type": "function", "function": {
                     "name": c.function.name, "arguments": c.function.arguments}} for c in calls]
@@ -231,13 +272,13 @@ def main():
                 if (server_name, task["id"]) not in done]
         if not todo:
             continue
-        kind, extra = SETTINGS[server_name]
+        kind, extra, reads_text = SETTINGS[server_name]
         server = start_server(kind, model, args, out / f"{server_name.replace('/', '-')}.log")
         try:
             for category, task in todo:
                 model_name = re.sub(r"\W", "_", f"{server_name}_{model.stem}")
                 started = time.perf_counter()
-                turns, steps = run_task(server, extra, task, model_name)
+                turns, steps = run_task(server, extra, task, model_name, reads_text)
                 valid, why = grade(task, turns, model_name)
                 line = {"server": server_name, "category": category, "id": task["id"], "valid": valid, "why": why,
                         "wall_s": time.perf_counter() - started, "steps": steps, "turns": turns}

@@ -125,7 +125,8 @@ class Server:
         self.log.close()
 
 
-def start_server(name, model, args, log_path, prompt_cache=None):
+def start_server(name, model, args, log_path, prompt_cache=None, flags=()):
+    """`flags`: the server's own, appended (a setting of one server)."""
     port = free_port()
     if name == "llama-server":
         command = [llama_server_path(), "-m", model, "--host", "127.0.0.1", "--port", port, "-t", args.threads,
@@ -133,7 +134,7 @@ def start_server(name, model, args, log_path, prompt_cache=None):
     else:
         command = [CLI, "serve", "-m", model, "--port", port, "-t", args.threads, "-c", args.ctx, "--slots", 1,
                    "--timeout", 600] + (["--prompt-cache-dir", prompt_cache] if prompt_cache else ["--no-prompt-cache"])
-    return Server(name, command, port, log_path)
+    return Server(name, command + list(flags), port, log_path)
 
 
 # ------------------------------------------------------------------ one request, streamed

@@ -394,6 +394,7 @@ struct ServeCommand {
   bool insecure_no_key = false;
   std::string log_format = "text";
   openai::Limits limits;
+  RepeatedCallsOption repeated_calls;  // the default of requests under auto that leave x_repeated_calls out
 
   void run() {
     if (api_key.empty()) api_key = std::getenv("SCHEMAWEAVER_API_KEY") ? std::getenv("SCHEMAWEAVER_API_KEY") : "";
@@ -408,6 +409,7 @@ struct ServeCommand {
     Metrics metrics;
     std::atomic<long> next_id{1};
     long started = long(std::time(nullptr));
+    const openai::RequestDefaults defaults{repeated_calls.choice == "answer"};
 
     httplib::Server server;
     server.set_payload_max_length(max_body_bytes);
@@ -484,7 +486,7 @@ struct ServeCommand {
     server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
       openai::ChatRequest request;
       try {
-        request = openai::parse_chat_request(req.body, limits);
+        request = openai::parse_chat_request(req.body, limits, defaults);
       } catch (const openai::RequestError& e) {
         return send_error(res, 400, e.what(), "invalid_request_error", e.param(), e.code());
       }
@@ -654,6 +656,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-tokens-limit", c->limits.max_tokens, "largest max_tokens a request may ask for")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--read-only", c->read_only, "tools treated as read-only (provisional calls)")->delimiter(',');
+  c->repeated_calls.add_to(*cmd);
   cmd->add_option("--tool-sets", c->tool_set_cache, "compiled tool sets kept between requests (least recently used go)")
       ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->callback([c] { c->run(); });

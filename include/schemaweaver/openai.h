@@ -40,6 +40,13 @@ struct Limits {
   int max_tokens = 1024;
 };
 
+// What a request gets for a field it leaves out, where the server sets it (serve's flags).
+struct RequestDefaults {
+  // x_repeated_calls "answer" for requests under tool_choice auto whose answer may be text (no
+  // response_format) (serve --repeated-calls answer).
+  bool answer_instead_of_repeating = false;
+};
+
 struct ChatRequest {
   std::string model;
   std::vector<Message> messages;
@@ -58,12 +65,13 @@ struct ChatRequest {
 
 // Throws RequestError naming the offending field for anything malformed, unknown or over a
 // limit (wrong types, an unknown role, an invalid schema, tool_choice naming an absent tool).
-ChatRequest parse_chat_request(const Json& body, const Limits& limits = {});
+ChatRequest parse_chat_request(const Json& body, const Limits& limits = {}, const RequestDefaults& defaults = {});
 // A request's "messages": a non-empty list of OpenAI chat messages (content as text or text
 // parts; an assistant's tool_calls; a tool's tool_call_id). Throws RequestError as above.
 std::vector<Message> parse_messages(const Json& messages, const Limits& limits = {});
 // The same from the body's text, which must also be valid UTF-8 and valid JSON.
-ChatRequest parse_chat_request(const std::string& body, const Limits& limits = {});
+ChatRequest parse_chat_request(const std::string& body, const Limits& limits = {},
+                               const RequestDefaults& defaults = {});
 
 // An answer that must not be reported as a success, as an error response: a call that is not
 // valid (it breaks the schema, cannot be parsed, or max_tokens cut it off) is status 422 with

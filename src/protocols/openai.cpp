@@ -393,10 +393,13 @@ Json error_body(const std::string& message, const std::string& type, const std::
 
 namespace {
 
-// x_repeated_calls: "keep" (the default: the model's calls stand, counted in x_repeated_calls)
-// or "answer" (CallOptions::answer_instead_of_repeating), under tool_choice auto only.
-bool parse_repeated_calls(const Json& body, ToolChoice choice) {
-  if (!body.contains("x_repeated_calls") || body["x_repeated_calls"].is_null()) return false;
+// x_repeated_calls: "keep" (the model's calls stand, counted in x_repeated_calls) or "answer"
+// (CallOptions::answer_instead_of_repeating), under tool_choice auto only; left out, the server's
+// default where the request may answer in text (auto, no response_format), else keep.
+bool parse_repeated_calls(const Json& body, const ChatRequest& request, bool answer_by_default) {
+  const ToolChoice choice = request.options.tool_choice;
+  if (!body.contains("x_repeated_calls") || body["x_repeated_calls"].is_null())
+    return answer_by_default && choice == ToolChoice::Auto && !request.response_schema;
   const Json& value = body["x_repeated_calls"];
   if (value != "keep" && value != "answer")
     throw RequestError("'x_repeated_calls' must be \"keep\" or \"answer\"", "x_repeated_calls");
@@ -408,7 +411,7 @@ bool parse_repeated_calls(const Json& body, ToolChoice choice) {
 
 }  // namespace
 
-ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
+ChatRequest parse_chat_request(const Json& body, const Limits& limits, const RequestDefaults& defaults) {
   if (!body.is_object()) throw RequestError("the request body must be a JSON object");
   ChatRequest request;
   if (body.contains("model") && !body["model"].is_null()) {
@@ -429,7 +432,7 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   request.options.logprobs = parse_logprobs(body);
   request.options.template_kwargs = parse_template_kwargs(body);
   request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
-  request.options.answer_instead_of_repeating = parse_repeated_calls(body, request.options.tool_choice);
+  request.options.answer_instead_of_repeating = parse_repeated_calls(body, request, defaults.answer_instead_of_repeating);
   if (body.contains("x_decoding_mode")) {
     if (!body["x_decoding_mode"].is_string()) throw RequestError("'x_decoding_mode' must be a string", "x_decoding_mode");
     try {
@@ -443,11 +446,11 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits) {
   return request;
 }
 
-ChatRequest parse_chat_request(const std::string& body, const Limits& limits) {
+ChatRequest parse_chat_request(const std::string& body, const Limits& limits, const RequestDefaults& defaults) {
   if (!valid_utf8(body)) throw RequestError("the body is not valid UTF-8", "", "invalid_encoding");
   Json parsed = Json::parse(body, nullptr, false);
   if (parsed.is_discarded()) throw RequestError("the body is not valid JSON", "", "invalid_json");
-  return parse_chat_request(parsed, limits);
+  return parse_chat_request(parsed, limits, defaults);
 }
 
 ErrorResponse failed_answer(const CallResult& result) {

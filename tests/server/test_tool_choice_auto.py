@@ -120,14 +120,15 @@ ANSWERED = [{"role": "user", "content": PARIS},
 
 def repeated_call(client, tools):
     """After the tool's result the 0.5B calls the same tool with the same arguments again: the
-    response says so (x_repeated_calls), and x_repeated_calls "answer" makes it a reply in text
-    that opens no call, whole and streamed."""
-    kept = client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, max_tokens=64)
+    response says so (x_repeated_calls), and "answer" - the server's default here (serve
+    --repeated-calls answer), "keep" asked for by the request - makes it a reply in text that
+    opens no call, whole and streamed."""
+    kept = client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, max_tokens=64,
+                                          extra_body={"x_repeated_calls": "keep"})
     repeats = kept.model_extra["x_repeated_calls"]
     check(kept.choices[0].message.tool_calls and repeats == {"calls": 1, "answered_instead": False},
           f"precondition, the model calls get_weather(Paris) again, counted: {kept.choices[0].message} {repeats}")
-    answered = client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, max_tokens=64,
-                                              extra_body={"x_repeated_calls": "answer"})
+    answered = client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, max_tokens=64)
     choice = answered.choices[0]
     check(not choice.message.tool_calls and choice.message.content and form_of(choice.message.content) == "text"
           and answered.model_extra["x_repeated_calls"] == {"calls": 1, "answered_instead": True},
@@ -144,6 +145,9 @@ def repeated_call(client, tools):
     names = [piece.function.name for chunk in first for piece in chunk.choices[0].delta.tool_calls or []
              if piece.function.name]
     check(names == ["get_weather"], f"a call that repeats nothing still streams, once it stands: {names}")
+    required = client.chat.completions.create(model="any", messages=ANSWERED, tools=tools, tool_choice="required",
+                                              max_tokens=64)
+    check(required.choices[0].message.tool_calls, f"under required the server's default does not apply: {required}")
     refused = client.chat.completions.with_raw_response.create
     try:
         refused(model="any", messages=ANSWERED, tools=tools, tool_choice="required",
@@ -153,16 +157,41 @@ def repeated_call(client, tools):
         check("x_repeated_calls" in str(e), f"x_repeated_calls answer under required is refused: {e}")
 
 
+AGENT_SYSTEM = "You are a helpful assistant. Use the tools to look things up, then answer the user."
+
+
+def one_call_after_the_result(client, tools):
+    """After the tool's result the 1.5B, left free, writes its call once (in doubled braces) and
+    ends. Decoded as a call, it must end there too: one call, in every mode - not, made to go on
+    after the call's closing tag (where it begins a <tool_response> of its own), call after call
+    until max_tokens."""
+    messages = [{"role": "system", "content": AGENT_SYSTEM}] + ANSWERED
+    free = client.chat.completions.create(model="any", messages=messages, tools=tools, tool_choice="none",
+                                          max_tokens=64)
+    text = free.choices[0].message.content or ""
+    check(form_of(text) != "text" and free.choices[0].finish_reason == "stop",
+          f"precondition, the model's own text is one call, ended: {text!r}")
+    for mode in ("constrained", "jump-forward", "schemaweaver"):
+        r = client.chat.completions.create(model="any", messages=messages, tools=tools, max_tokens=128,
+                                           extra_body={"x_decoding_mode": mode})
+        calls = r.choices[0].message.tool_calls or []
+        check(r.choices[0].finish_reason == "tool_calls" and len(calls) == 1 and calls[0].function.name == "get_weather",
+              f"one call after the result, the turn ended where the model ends it ({mode}): {r.choices[0]}")
+
+
 def main():
     args, tools = arguments(models="the folder of the fetched models")
     for model in sorted({case[0] for case in CASES}):
-        with running_server(args.cli, Path(args.models) / model, "--timeout", 300) as (server, base, _):
+        flags = ["--repeated-calls", "answer"] if model == QWEN_05B else []
+        with running_server(args.cli, Path(args.models) / model, "--timeout", 300, *flags) as (server, base, _):
             client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=300)
             for _, form, system, user in (case for case in CASES if case[0] == model):
                 run_case(client, tools, form, system, user)
             if model == QWEN_05B:
                 with_response_format(client, tools)
                 repeated_call(client, tools)
+            if model == QWEN_15B:
+                one_call_after_the_result(client, tools)
             check(server.poll() is None, f"the server on {model} is still running")
     print("all tool_choice auto checks passed")
 

@@ -102,6 +102,26 @@ TEST(CallGrammar, HermesFormatSeveralBlocks) {
                                "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"CET\"}}\n</tool_call>"));
 }
 
+// A turn that ends on a new line after its last call is not the beginning of another call; where
+// no other call may follow, the turn ends at its closer, with no pass spent on a line break.
+TEST(CallGrammar, ALineBreakAfterTheLastCallMayEndTheTurn) {
+  const sw::CallFormat format = sw::CallFormat::by_name("hermes");
+  const std::string call = "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>";
+  auto any = sw::build_call_grammar(format, weather_tools());
+  EXPECT_TRUE(matches(any, call + "\n"));
+  EXPECT_FALSE(matches(any, call + "\n\n"));
+  auto single = sw::build_call_grammar(format, weather_tools(), 1);
+  EXPECT_TRUE(matches(single, call));
+  EXPECT_FALSE(matches(single, call + "\n"));
+  const sw::ToolSpec weather = weather_tools()[0];
+  std::vector<sw::Property> optional{*weather.find_argument("unit")};
+  auto tail = sw::build_tail_grammar("\"", format, optional, sw::Members::Written, sw::NextCall::Allowed);
+  EXPECT_TRUE(matches(tail, "\"}}\n</tool_call>\n"));
+  EXPECT_TRUE(matches(tail, "\"}}\n</tool_call>\n<tool_call>\n"));  // another call follows
+  auto last = sw::build_tail_grammar("\"", format, optional, sw::Members::Written, sw::NextCall::Forbidden);
+  EXPECT_FALSE(matches(last, "\"}}\n</tool_call>\n"));
+}
+
 // Every mode writes the required arguments first, in declared order, then the optional ones,
 // as SchemaWeaver does (its branches, then its serial tail): the serial modes are its reference.
 TEST(CallGrammar, RequiredArgumentsComeFirst) {

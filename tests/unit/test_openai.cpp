@@ -72,6 +72,20 @@ TEST(OpenAiRequest, DefaultsFollowOpenAi) {
   EXPECT_EQ(openai::parse_chat_request(no_tools).options.tool_choice, sw::ToolChoice::None);
 }
 
+TEST(OpenAiRequest, TheServersDefaultForRepeatedCallsHoldsUnderAutoUnlessTheRequestSaysOtherwise) {
+  const openai::RequestDefaults answer{true};
+  EXPECT_FALSE(openai::parse_chat_request(request()).options.answer_instead_of_repeating);
+  EXPECT_TRUE(openai::parse_chat_request(request(), {}, answer).options.answer_instead_of_repeating);
+  EXPECT_FALSE(openai::parse_chat_request(request(R"(, "x_repeated_calls": "keep")"), {}, answer)
+                   .options.answer_instead_of_repeating);
+  // Under required, or with a response_format, there is no text to answer in: the default does
+  // not apply (and is no error).
+  EXPECT_FALSE(openai::parse_chat_request(request(R"(, "response_format": {"type": "json_object"})"), {}, answer)
+                   .options.answer_instead_of_repeating);
+  EXPECT_FALSE(openai::parse_chat_request(request(R"(, "tool_choice": "required")"), {}, answer)
+                   .options.answer_instead_of_repeating);
+}
+
 TEST(OpenAiRequest, NamesTheFieldItRejects) {
   EXPECT_EQ(rejected_param(Json::array()), "");
   EXPECT_EQ(rejected_param(Json::parse(R"({"messages": []})")), "messages");

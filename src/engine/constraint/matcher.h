@@ -26,6 +26,7 @@ class Matcher {
   bool accepts(std::string_view bytes) const;
 
   bool dead() const { return stacks_.empty(); }
+  const Grammar& grammar() const { return *grammar_; }
   bool can_end() const;       // the text so far is a complete sentence of the grammar
   bool can_continue() const;  // some byte may still follow
   ByteSet next_bytes() const;

@@ -90,6 +90,17 @@ class GrammarStrategy : public Strategy {
 
   Step next(const float* logits) override {
     auto started = Clock::now();
+    if (!deciding_ && matcher_.can_end() && matcher_.can_continue() &&
+        !matcher_.grammar().next_call_opening.empty()) {
+      deciding_ = true;
+      since_end_ = {};
+    }
+    if (deciding_) {
+      Step step = model_choice(logits);
+      constraint_ms_ += ms_since(started);
+      constraint_steps_ += 1;
+      return step;
+    }
     float margin = kNoRival;
     llama_token token = pick_constrained(model_, matcher_, logits, &margin, chooser_);
     Step step;
@@ -123,6 +134,30 @@ class GrammarStrategy : public Strategy {
   }
 
  private:
+  // Where the turn may end or go on into another call, the model's own choice, as free decoding
+  // makes it: its tokens are taken while the grammar accepts them, until the next call's name
+  // opens. If it ends first, or writes what the grammar rejects (Qwen2.5-Coder goes on from its
+  // call with a <tool_response> of its own making), the turn ends where it could: the tokens
+  // since are retracted. Constrained, it would be made to write another call.
+  Step model_choice(const float* logits) {
+    float margin = kNoRival;
+    const llama_token token = chooser_.choose(
+        logits, model_.vocab_size(), [](llama_token) { return true; }, nullptr, &margin);
+    const std::string* piece = token < 0 ? nullptr : &model_.pieces[size_t(token)];
+    if (!piece || model_.is_end_of_generation(token) || piece->empty() || !matcher_.accepts(*piece)) {
+      Step end{{}, 0, true, true, margin};
+      end.retracted = since_end_.tokens;
+      end.retracted_bytes = since_end_.text.size();
+      deciding_ = false;
+      return end;
+    }
+    matcher_.advance(*piece);
+    since_end_.text += *piece;
+    since_end_.tokens += 1;
+    deciding_ = since_end_.text.find(matcher_.grammar().next_call_opening) == std::string::npos;
+    return {{token}, 1, !matcher_.can_continue(), false, margin};
+  }
+
   // After a sampled token: if the grammar forces everything that is left, the answer is
   // complete now (no pass decodes text that nothing can change); otherwise the forced step.
   Step jump_step(llama_token sampled, const std::string& sampled_text) {
@@ -162,6 +197,11 @@ class GrammarStrategy : public Strategy {
   Matcher matcher_;
   bool jump_;
   Chooser& chooser_;
+  bool deciding_ = false;  // between a point where the turn may end and the next call's name
+  struct {
+    std::string text;
+    int tokens = 0;
+  } since_end_;  // what the model wrote since that point
   double constraint_ms_ = 0;
   int constraint_steps_ = 0;
 };
@@ -359,6 +399,14 @@ GenerationResult generate(Context& context, const LoadedModel& model, Strategy& 
     }
     if (step.stop) {
       result.complete = step.complete;
+      if (step.retracted > 0) {
+        result.text.resize(result.text.size() - step.retracted_bytes);
+        while (!result.decisions.empty() && result.decisions.back().offset >= result.text.size())
+          result.decisions.pop_back();
+        if (step.margin < kNoRival) result.decisions.push_back({result.text.size(), step.margin});  // to end here
+        decided -= size_t(step.retracted);
+        context.truncate(decided);
+      }
       break;
     }
     if (result.sampled_tokens >= max_tokens) {

@@ -32,6 +32,10 @@ struct Step {
   bool complete = false;            // the call is complete after these tokens: no pass needed
   bool stop = false;                // nothing more to append (end of generation)
   float margin = kNoRival;          // sampled: the chosen token's lead (see Decision)
+  // With stop: the answer ended before its last `retracted` tokens (taken already, `retracted_bytes`
+  // of text): they leave the text and the cache.
+  int retracted = 0;
+  size_t retracted_bytes = 0;
 };
 
 class Strategy {

@@ -314,6 +314,28 @@ Sequence arguments_object(SchemaRules& rules, const std::vector<Property>& decla
   return rules.value(*free_form, name);
 }
 
+// The end of a turn: its closer - and, where another call may follow and the separator goes on
+// from the closer with a line break (</tool_call>\n<tool_call>), that line break too, if the
+// model writes it and then ends. A model that ends its turn on a new line is not beginning
+// another call: read so, Qwen2.5-Coder-1.5B, made to go on, writes call after call.
+bool separator_extends_closer(const CallFormat& format) {
+  return !format.closer.empty() && format.separator.rfind(format.closer, 0) == 0;
+}
+
+Sequence turn_end(GrammarBuilder& b, const CallFormat& format, bool more_calls) {
+  Sequence closer = G::literal(format.closer);
+  if (!more_calls || !separator_extends_closer(format)) return closer;
+  const std::string rest = format.separator.substr(format.closer.size());
+  const std::string space = rest.substr(0, rest.find_first_not_of(" \t\r\n"));
+  if (space.empty()) return closer;
+  return closer + b.ref(b.add("space-after-turn", {G::literal(space), {}}));
+}
+
+std::shared_ptr<const Grammar> with_next_call_opening(Grammar grammar, const CallFormat& format, bool more_calls) {
+  if (more_calls && format.parallel && separator_extends_closer(format)) grammar.next_call_opening = format.name_prefix;
+  return std::make_shared<const Grammar>(std::move(grammar));
+}
+
 }  // namespace
 
 std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
@@ -335,8 +357,8 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   if (!format.parallel) max_calls = 1;
   if (max_calls <= 0) more = b.ref(b.star("more-calls", more_call));
   for (int n = 1; n < max_calls; ++n) more = b.ref(b.add("more-calls", {more_call + more, {}}));
-  uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + more + G::literal(format.closer)});
-  return std::make_shared<const Grammar>(b.build(root));
+  uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + more + turn_end(b, format, max_calls != 1)});
+  return with_next_call_opening(b.build(root), format, max_calls != 1);
 }
 
 std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix,
@@ -366,11 +388,12 @@ std::shared_ptr<const Grammar> build_tail_grammar(const std::string& prefix, con
   Sequence object = members == Members::Written
                         ? rules.object_rest(optional, "args", format.arguments)
                         : arguments_object(rules, optional, free_form, "args", format.arguments);
-  std::vector<Sequence> ends{G::literal(format.closer)};
-  if (next == NextCall::Allowed && format.parallel) ends.push_back(G::literal(format.separator));
+  const bool more_calls = next == NextCall::Allowed && format.parallel;
+  std::vector<Sequence> ends{turn_end(b, format, more_calls)};
+  if (more_calls) ends.push_back(G::literal(format.separator));
   uint32_t end = b.add("end", ends);
   uint32_t root = b.add("tail", {G::literal(prefix) + object + call_ending(rules, format) + b.ref(end)});
-  return std::make_shared<const Grammar>(b.build(root));
+  return with_next_call_opening(b.build(root), format, more_calls);
 }
 
 }  // namespace sw
