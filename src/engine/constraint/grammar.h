@@ -33,8 +33,8 @@ struct Grammar {
   uint32_t root = 0;
   // A turn of calls whose sentence may end after a call and also go on into another (its
   // separator extends its closer: </tool_call>\n<tool_call>): the text that opens the next
-  // call's name. Up to it, whether the turn goes on is the model's own choice (decoder.cpp's
-  // GrammarStrategy); "" where the grammar has no such point.
+  // call (its marker, else its name's opening). Up to it, whether the turn goes on is the model's
+  // own choice (decoder.cpp's GrammarStrategy); "" where the grammar has no such point.
   std::string next_call_opening;
 
   // GBNF text (llama.cpp's grammar syntax), for inspection and tests.

@@ -135,8 +135,7 @@ class GrammarStrategy : public Strategy {
 
  private:
   // Where the turn may end or go on into another call, the model's own choice, as free decoding
-  // makes it: its tokens are taken while the grammar accepts them, until the next call's name
-  // opens. If it ends first, or writes what the grammar rejects (Qwen2.5-Coder goes on from its
+  // makes it: its tokens are taken while the grammar accepts them, until the next call opens. If it ends first, or writes what the grammar rejects (Qwen2.5-Coder goes on from its
   // call with a <tool_response> of its own making), the turn ends where it could: the tokens
   // since are retracted. Constrained, it would be made to write another call.
   Step model_choice(const float* logits) {
@@ -197,7 +196,7 @@ class GrammarStrategy : public Strategy {
   Matcher matcher_;
   bool jump_;
   Chooser& chooser_;
-  bool deciding_ = false;  // between a point where the turn may end and the next call's name
+  bool deciding_ = false;  // between a point where the turn may end and the next call's opening
   struct {
     std::string text;
     int tokens = 0;

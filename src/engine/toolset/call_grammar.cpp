@@ -331,8 +331,15 @@ Sequence turn_end(GrammarBuilder& b, const CallFormat& format, bool more_calls) 
   return closer + b.ref(b.add("space-after-turn", {G::literal(space), {}}));
 }
 
+// The grammar, told where the next call opens after a point where the turn may end: at the
+// call's own marker where the separator writes one (<tool_call>: from there jump-forward writes
+// the rest in one pass), else at its name.
 std::shared_ptr<const Grammar> with_next_call_opening(Grammar grammar, const CallFormat& format, bool more_calls) {
-  if (more_calls && format.parallel && separator_extends_closer(format)) grammar.next_call_opening = format.name_prefix;
+  if (more_calls && format.parallel && separator_extends_closer(format)) {
+    const bool marked = !format.call_start.empty() &&
+                        format.separator.find(format.call_start, format.closer.size()) != std::string::npos;
+    grammar.next_call_opening = marked ? format.call_start : format.name_prefix;
+  }
   return std::make_shared<const Grammar>(std::move(grammar));
 }
 
