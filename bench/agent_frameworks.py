@@ -37,7 +37,7 @@ import openai
 import pydantic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import log, machine, read_lines, servers_parser, table  # noqa: E402
+from benchlib import log, machine, resumed_run, servers_parser, table  # noqa: E402
 from peers import start_server  # noqa: E402
 
 SYSTEM = "You are a helpful assistant. Use the tools to look things up, then answer the user."
@@ -395,10 +395,7 @@ def main():
     parser.add_argument("--tasks", default="", help="task ids (all by default)")
     args = parser.parse_args()
     model = Path(args.model)
-    out = Path(args.out or Path(__file__).parent / "results" / f"agent-frameworks-{model.stem}")
-    out.mkdir(parents=True, exist_ok=True)
-    lines_path = out / "runs.jsonl"
-    lines = list(read_lines(lines_path)) if lines_path.exists() else []
+    out, lines_path, lines = resumed_run(args.out, "agent-frameworks", model, "runs.jsonl")
     done = {(line["server"], line["framework"], line["task"]) for line in lines}
     frameworks = args.frameworks.split(",")
     tasks = [t for t in TASKS if not args.tasks or t.id in args.tasks.split(",")]

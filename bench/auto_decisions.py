@@ -27,7 +27,7 @@ from pathlib import Path
 import jsonschema
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import CACHE, log, machine, read_lines, servers_parser, table  # noqa: E402
+from benchlib import CACHE, log, machine, read_lines, resumed_run, servers_parser, table  # noqa: E402
 from bfcl_openai import bfcl_tools  # noqa: E402
 from peers import start_server  # noqa: E402
 
@@ -154,10 +154,7 @@ def summarize(lines):
 def main():
     args = servers_parser(__doc__.split("\n\n")[0], "cases per category", 8192).parse_args()
     model = Path(args.model)
-    out = Path(args.out or Path(__file__).parent / "results" / f"auto-decisions-{model.stem}")
-    out.mkdir(parents=True, exist_ok=True)
-    lines_path = out / "requests.jsonl"
-    lines = list(read_lines(lines_path)) if lines_path.exists() else []
+    out, lines_path, lines = resumed_run(args.out, "auto-decisions", model, "requests.jsonl")
     done = {(l["server"], l["id"], l["system"]) for l in lines}
     for server_name in args.servers.split(","):
         todo = [(category, case_id, question, tools, system)

@@ -93,6 +93,14 @@ def read_lines(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def resumed_run(out, kind, model, file_name):
+    """A side-by-side run's folder (`out`, else results/KIND-MODEL beside this file), made if
+    need be, its JSON lines file and the lines a previous run left there (a rerun skips them)."""
+    folder = Path(out or Path(__file__).parent / "results" / f"{kind}-{Path(model).stem}")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, folder / file_name, read_lines(folder / file_name)
+
+
 def compact(directory):
     """Keeps a finished run lean: its per-case rows (*.jsonl) gzipped, its logs (*.log) removed;
     reports, summaries and figures stay. The report scripts read the rows either way."""

@@ -43,7 +43,7 @@ from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import (execute_mul
                                                                      is_empty_execute_response)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import CACHE, geomean, log, machine, read_lines, servers_parser, table  # noqa: E402
+from benchlib import CACHE, geomean, log, machine, resumed_run, servers_parser, table  # noqa: E402
 from bfcl_openai import bfcl_tools  # noqa: E402
 from peers import start_server  # noqa: E402
 
@@ -260,10 +260,7 @@ def main():
     parser.add_argument("--categories", default=CATEGORIES)
     args = parser.parse_args()
     model = Path(args.model)
-    out = Path(args.out or Path(__file__).parent / "results" / f"multi-turn-{model.stem}")
-    out.mkdir(parents=True, exist_ok=True)
-    lines_path = out / "tasks.jsonl"
-    lines = list(read_lines(lines_path)) if lines_path.exists() else []
+    out, lines_path, lines = resumed_run(args.out, "multi-turn", model, "tasks.jsonl")
     done = {(line["server"], line["id"]) for line in lines}
     data = CACHE / "data" / "bfcl"
     for server_name in args.servers.split(","):
