@@ -135,9 +135,10 @@ class GrammarStrategy : public Strategy {
 
  private:
   // Where the turn may end or go on into another call, the model's own choice, as free decoding
-  // makes it: its tokens are taken while the grammar accepts them, until the next call opens. If it ends first, or writes what the grammar rejects (Qwen2.5-Coder goes on from its
-  // call with a <tool_response> of its own making), the turn ends where it could: the tokens
-  // since are retracted. Constrained, it would be made to write another call.
+  // makes it: its tokens are taken while the grammar accepts them, until the next call opens. If
+  // it ends first, or writes what the grammar rejects (Qwen2.5-Coder goes on from its call with a
+  // <tool_response> of its own making), the turn ends where it could: the tokens since are
+  // retracted. Constrained, it would be made to write another call.
   Step model_choice(const float* logits) {
     float margin = kNoRival;
     const llama_token token = chooser_.choose(
@@ -402,7 +403,7 @@ GenerationResult generate(Context& context, const LoadedModel& model, Strategy& 
         result.text.resize(result.text.size() - step.retracted_bytes);
         while (!result.decisions.empty() && result.decisions.back().offset >= result.text.size())
           result.decisions.pop_back();
-        if (step.margin < kNoRival) result.decisions.push_back({result.text.size(), step.margin});  // to end here
+        if (step.margin < kNoRival) result.decisions.push_back({result.text.size(), step.margin});
         decided -= size_t(step.retracted);
         context.truncate(decided);
       }
