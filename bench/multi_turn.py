@@ -34,6 +34,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import openai
 from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC, MAXIMUM_STEP_LIMIT
@@ -92,12 +93,10 @@ SETTINGS = {"schemaweaver": ("schemaweaver", {}, False), "llama-server": ("llama
             "llama-server/calls-from-text": ("llama-server", {}, True)}
 
 
-class TextCall:
+def text_call(number, name, arguments):
     """A call read out of a reply's text, shaped as the client's tool calls are."""
-
-    def __init__(self, number, name, arguments):
-        self.id = f"text_call_{number}"
-        self.function = type("Function", (), {"name": name, "arguments": json.dumps(arguments)})()
+    return SimpleNamespace(id=f"text_call_{number}",
+                           function=SimpleNamespace(name=name, arguments=json.dumps(arguments)))
 
 
 def calls_in_text(content, names):
@@ -120,7 +119,7 @@ def calls_in_text(content, names):
             except ValueError:
                 arguments = None
         if value.get("name") in names and isinstance(arguments, dict):
-            calls.append(TextCall(len(calls), value["name"], arguments))
+            calls.append(text_call(len(calls), value["name"], arguments))
             at = end
         else:
             at += 1

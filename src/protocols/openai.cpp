@@ -432,7 +432,8 @@ ChatRequest parse_chat_request(const Json& body, const Limits& limits, const Req
   request.options.logprobs = parse_logprobs(body);
   request.options.template_kwargs = parse_template_kwargs(body);
   request.options.thinking_budget = parse_thinking_budget(body, request.options.max_tokens);
-  request.options.answer_instead_of_repeating = parse_repeated_calls(body, request, defaults.answer_instead_of_repeating);
+  request.options.answer_instead_of_repeating =
+      parse_repeated_calls(body, request, defaults.answer_instead_of_repeating);
   if (body.contains("x_decoding_mode")) {
     if (!body["x_decoding_mode"].is_string()) throw RequestError("'x_decoding_mode' must be a string", "x_decoding_mode");
     try {

@@ -314,14 +314,14 @@ Sequence arguments_object(SchemaRules& rules, const std::vector<Property>& decla
   return rules.value(*free_form, name);
 }
 
-// The end of a turn: its closer - and, where another call may follow and the separator goes on
-// from the closer with a line break (</tool_call>\n<tool_call>), that line break too, if the
-// model writes it and then ends. A model that ends its turn on a new line is not beginning
-// another call: read so, Qwen2.5-Coder-1.5B, made to go on, writes call after call.
 bool separator_extends_closer(const CallFormat& format) {
   return !format.closer.empty() && format.separator.rfind(format.closer, 0) == 0;
 }
 
+// The end of a turn: its closer - and, where another call may follow and the separator goes on
+// from the closer with a line break (</tool_call>\n<tool_call>), that line break too, if the
+// model writes it and then ends. A model that ends its turn on a new line is not beginning
+// another call: read so, Qwen2.5-Coder-1.5B, made to go on, writes call after call.
 Sequence turn_end(GrammarBuilder& b, const CallFormat& format, bool more_calls) {
   Sequence closer = G::literal(format.closer);
   if (!more_calls || !separator_extends_closer(format)) return closer;
@@ -333,9 +333,10 @@ Sequence turn_end(GrammarBuilder& b, const CallFormat& format, bool more_calls) 
 
 // The grammar, told where the next call opens after a point where the turn may end: at the
 // call's own marker where the separator writes one (<tool_call>: from there jump-forward writes
-// the rest in one pass), else at its name.
-std::shared_ptr<const Grammar> with_next_call_opening(Grammar grammar, const CallFormat& format, bool more_calls) {
-  if (more_calls && format.parallel && separator_extends_closer(format)) {
+// the rest in one pass), else at its name. `more_calls`: whether another call may follow at all.
+std::shared_ptr<const Grammar> with_next_call_opening(Grammar grammar, const CallFormat& format,
+                                                      bool more_calls) {
+  if (more_calls && separator_extends_closer(format)) {
     const bool marked = !format.call_start.empty() &&
                         format.separator.find(format.call_start, format.closer.size()) != std::string::npos;
     grammar.next_call_opening = marked ? format.call_start : format.name_prefix;
@@ -364,8 +365,10 @@ std::shared_ptr<const Grammar> build_call_grammar(const CallFormat& format,
   if (!format.parallel) max_calls = 1;
   if (max_calls <= 0) more = b.ref(b.star("more-calls", more_call));
   for (int n = 1; n < max_calls; ++n) more = b.ref(b.add("more-calls", {more_call + more, {}}));
-  uint32_t root = b.add("answer", {G::literal(format.opener) + b.ref(call) + more + turn_end(b, format, max_calls != 1)});
-  return with_next_call_opening(b.build(root), format, max_calls != 1);
+  const bool more_calls = max_calls != 1;
+  uint32_t root =
+      b.add("answer", {G::literal(format.opener) + b.ref(call) + more + turn_end(b, format, more_calls)});
+  return with_next_call_opening(b.build(root), format, more_calls);
 }
 
 std::shared_ptr<const Grammar> build_value_grammar(const Schema& schema, const std::string& prefix,
