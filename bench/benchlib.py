@@ -16,7 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SCHEMAWEAVER_CACHE", Path.home() / ".cache" / "schemaweaver"))
-CLI = ROOT / "build" / "apps" / "cli" / "schemaweaver"
+# SCHEMAWEAVER_CLI: a copy of the binary, so that a long run goes on while the tree is rebuilt.
+CLI = Path(os.environ.get("SCHEMAWEAVER_CLI", ROOT / "build" / "apps" / "cli" / "schemaweaver"))
 DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
 CATEGORIES = "simple_python,multiple,parallel,parallel_multiple,live_simple,live_multiple"
 # Categories by role: the tuning set the design was adjusted on, and held-out data.

@@ -288,8 +288,9 @@ def main():
     summary, markdown = summarize(lines)
     (out / "summary.json").write_text(json.dumps({"model": model.name, "machine": machine(), "sample": args.sample,
                                                   "seed": args.seed, "results": summary}, indent=1))
-    (out / "summary.md").write_text(f"BFCL v4 multi-turn, {model.name}, {args.sample} tasks per category "
-                                    f"(seed {args.seed}); {machine()['cpu']}, {args.threads} threads\n\n{markdown}\n")
+    (out / "summary.md").write_text(f"BFCL v4 multi-turn, {model.name}, a sample of each category "
+                                    f"(seed {args.seed}; tasks counted in the table); {machine()['cpu']}, "
+                                    f"{args.threads} threads\n\n{markdown}\n")
     print(markdown)
 
 

@@ -456,6 +456,12 @@ if(SW_PYTHON AND EXISTS "${SW_PYTHON}")
   add_test(NAME cli.agent_time COMMAND ${CLI} agent -m ${SW_TEST_MODEL} --max-rounds 3 --json --require-call
            --mcp "${SW_CACHE}/venv/bin/mcp-server-time --local-timezone UTC" -p "What time is it in Tokyo?")
   set_tests_properties(cli.agent_time PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "\"server\":\"mcp-time\"")
+  # MCP over both transports in one run (the SDK's server over Streamable HTTP, the time server
+  # over stdio), the revisions agreed, a destructive tool's call refused without a yes.
+  add_test(NAME cli.agent_mcp_transports COMMAND ${SW_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_mcp_agent.py
+           --cli ${CLI} --model ${SW_TEST_MODEL} --python ${SW_PYTHON})
+  set_tests_properties(cli.agent_mcp_transports PROPERTIES LABELS cli TIMEOUT 600
+                       PASS_REGULAR_EXPRESSION "all MCP agent checks passed")
   # A provisional call through a real MCP server: git_log (the only tool shown) is read-only
   # and has optional arguments, so it runs on the provisional call while the model decides
   # them; its result is kept (executed_early) or it runs again with the final call (rerun).

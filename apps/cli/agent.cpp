@@ -1,4 +1,7 @@
 // `agent`: a request answered by the model with tools from MCP servers (see schemaweaver/mcp.h).
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -9,32 +12,50 @@
 namespace cli {
 namespace {
 
-// "program arg arg" split at spaces (no shell quoting).
-std::vector<std::string> split_command(const std::string& text) {
-  std::vector<std::string> parts;
-  std::istringstream in(text);
-  for (std::string part; in >> part;) parts.push_back(part);
-  if (parts.empty()) throw sw::Error("--mcp: empty command");
-  return parts;
-}
-
-// Servers from a config file in the common form {"mcpServers": {"name": {"command", "args"}}}.
-std::vector<std::vector<std::string>> config_commands(const std::string& path) {
+// Servers from a config file in the common form {"mcpServers": {"name": {"command", "args"} or
+// {"url", "headers": {"Name": "value"}}}}.
+std::vector<sw::McpConnection> config_connections(const std::string& path) {
   sw::Json config = read_json_file(path);
   if (!config.is_object() || !config.contains("mcpServers") || !config["mcpServers"].is_object())
-    throw sw::Error("'" + path + "': expected {\"mcpServers\": {\"name\": {\"command\": ..., \"args\": [...]}}}");
-  std::vector<std::vector<std::string>> commands;
+    throw sw::Error("'" + path + "': expected {\"mcpServers\": {\"name\": {\"command\": ..., \"args\": [...]} or {\"url\": ...}}}");
+  std::vector<sw::McpConnection> connections;
   for (const auto& [name, server] : config["mcpServers"].items()) {
-    if (!server.is_object() || !server.contains("command") || !server["command"].is_string())
-      throw sw::Error("'" + path + "': server '" + name + "' needs a string \"command\"");
-    std::vector<std::string> command{server["command"].get<std::string>()};
-    for (const sw::Json& arg : server.value("args", sw::Json::array())) {
-      if (!arg.is_string()) throw sw::Error("'" + path + "': the args of '" + name + "' must be strings");
-      command.push_back(arg.get<std::string>());
+    const auto strings = [&](const char* key) {
+      return server.contains(key) && server[key].is_string() ? server[key].get<std::string>() : std::string();
+    };
+    sw::McpConnection connection;
+    if (!strings("url").empty()) {
+      connection.url = strings("url");
+      for (const auto& [header, value] : server.value("headers", sw::Json::object()).items()) {
+        if (!value.is_string()) throw sw::Error("'" + path + "': the headers of '" + name + "' must be strings");
+        connection.headers.push_back(header + ": " + value.get<std::string>());
+      }
+    } else if (!strings("command").empty()) {
+      connection.command.push_back(strings("command"));
+      for (const sw::Json& arg : server.value("args", sw::Json::array())) {
+        if (!arg.is_string()) throw sw::Error("'" + path + "': the args of '" + name + "' must be strings");
+        connection.command.push_back(arg.get<std::string>());
+      }
+    } else {
+      throw sw::Error("'" + path + "': server '" + name + "' needs a string \"command\" or \"url\"");
     }
-    commands.push_back(command);
+    connections.push_back(connection);
   }
-  return commands;
+  return connections;
+}
+
+// Whether the user allows a call of a tool its server marks destructive: asked on the terminal;
+// with no terminal to ask on, not allowed (--yes allows every one).
+bool ask_to_run(const sw::ToolCall& call, const std::string& server) {
+  std::fprintf(stderr, "%s on %s is marked destructive: run %s? [y/N] ", call.name.c_str(), server.c_str(),
+               sw::dump_json(call.arguments).c_str());
+  if (!isatty(STDIN_FILENO)) {
+    std::fprintf(stderr, "no (no terminal to ask on; --yes allows it)\n");
+    return false;
+  }
+  std::string answer;
+  std::getline(std::cin, answer);
+  return !answer.empty() && (answer[0] == 'y' || answer[0] == 'Y');
 }
 
 struct AgentCommand {
@@ -42,9 +63,12 @@ struct AgentCommand {
   PromptCacheOptions prompt_cache;
   PassCostOptions pass_costs;
   std::vector<std::string> mcp;
+  std::vector<std::string> mcp_headers;
+  int mcp_timeout_ms = 30000;
+  std::string mcp_revision;
   std::string config_path;
   std::vector<std::string> tools;
-  std::string prompt;
+  std::vector<std::string> prompts;
   std::string mode = "schemaweaver";
   int max_rounds = 6;
   int max_tokens = 256;
@@ -53,14 +77,17 @@ struct AgentCommand {
   RepeatedCallsOption repeated_calls;
   bool require_call = false;
   bool json = false;
+  bool yes = false;
+  bool verbose = false;
 
   void run() const {
-    std::vector<std::vector<std::string>> commands;
-    for (const std::string& text : mcp) commands.push_back(split_command(text));
+    std::vector<sw::McpConnection> connections;
+    for (const std::string& where : mcp) connections.push_back(sw::mcp_connection(where));
     if (!config_path.empty()) {
-      for (auto& command : config_commands(config_path)) commands.push_back(command);
+      for (auto& connection : config_connections(config_path)) connections.push_back(connection);
     }
-    if (commands.empty()) throw sw::Error("give MCP servers with --mcp or --config");
+    if (connections.empty()) throw sw::Error("give MCP servers with --mcp or --config");
+    if (mcp_timeout_ms < 1) throw sw::Error("--mcp-timeout must be at least 1 ms");
     ModeSpec spec = parse_mode_spec(mode);
     if (spec.given_arguments || spec.read_only_tools || spec.draft_model)
       throw sw::Error("'" + mode + "': the agent takes the read-only marks from the MCP servers");
@@ -68,12 +95,16 @@ struct AgentCommand {
       throw sw::Error("'" + mode + "': the agent decides between calls and text itself (--require-call)");
     std::vector<std::unique_ptr<sw::McpServer>> servers;
     std::vector<sw::McpServer*> used;
-    for (const auto& command : commands) {
-      servers.push_back(std::make_unique<sw::McpServer>(command));
+    for (sw::McpConnection& connection : connections) {
+      if (!connection.url.empty()) connection.headers.insert(connection.headers.end(), mcp_headers.begin(), mcp_headers.end());
+      connection.timeout = std::chrono::milliseconds(mcp_timeout_ms);
+      connection.revision = mcp_revision;
+      if (verbose) connection.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+      servers.push_back(std::make_unique<sw::McpServer>(connection));
       used.push_back(servers.back().get());
       for (const sw::ToolSpec& t : servers.back()->tools())
         std::fprintf(stderr, "tool %s from %s%s\n", t.name.c_str(), servers.back()->name().c_str(),
-                     t.read_only ? " (read-only)" : "");
+                     t.read_only ? " (read-only)" : t.destructive ? " (destructive)" : "");
     }
     auto loaded = sw::Model::load(model.params);
     sw::Session session(loaded);
@@ -88,37 +119,67 @@ struct AgentCommand {
     options.max_rounds = max_rounds;
     options.first_turn_calls = require_call;
     options.tools = tools;
-    sw::AgentResult r = sw::run_agent(session, used, {{"user", prompt}}, options, [](const sw::AgentStep& step) {
-      std::fprintf(stderr, "round %d: %s -> %s%s%s\n", step.round, sw::dump_json(step.call.to_json()).c_str(),
-                   step.result.is_error ? "error: " : "", step.result.text.c_str(),
-                   step.executed_early ? " (ran on the provisional call)" : step.rerun ? " (ran again: the call changed)" : "");
-    });
-    if (json) {
-      sw::Json steps = sw::Json::array();
+    options.confirm = yes ? [](const sw::ToolCall&, const std::string&) { return true; } : ask_to_run;
+    // Each prompt a user's turn of one conversation, after the answer to the one before.
+    std::vector<sw::Message> conversation;
+    sw::Json steps = sw::Json::array(), answers = sw::Json::array();
+    int rounds = 0;
+    std::string answer;
+    for (size_t turn = 0; turn < prompts.size(); ++turn) {
+      conversation.push_back({"user", prompts[turn]});
+      sw::AgentResult r = sw::run_agent(session, used, conversation, options, [](const sw::AgentStep& step) {
+        std::fprintf(stderr, "round %d: %s -> %s%s%s\n", step.round, sw::dump_json(step.call.to_json()).c_str(),
+                     step.result.is_error ? "error: " : "", step.result.text.c_str(),
+                     step.executed_early ? " (ran on the provisional call)"
+                     : step.rerun        ? " (ran again: the call changed)"
+                     : step.declined     ? " (not run)"
+                                         : "");
+      });
       for (const sw::AgentStep& s : r.steps)
-        steps.push_back({{"round", s.round}, {"call", s.call.to_json()}, {"server", s.server},
-                         {"result", s.result.text}, {"is_error", s.result.is_error},
-                         {"executed_early", s.executed_early}, {"rerun", s.rerun}});
-      std::cout << sw::Json{{"answer", r.answer}, {"rounds", r.rounds}, {"steps", steps}}.dump() << "\n";
-    } else {
-      std::cout << r.answer << "\n";
+        steps.push_back({{"turn", turn}, {"round", s.round}, {"call", s.call.to_json()}, {"server", s.server},
+                         {"result", s.result.text}, {"is_error", s.result.is_error}, {"call_ms", s.call_ms},
+                         {"executed_early", s.executed_early}, {"rerun", s.rerun}, {"declined", s.declined}});
+      conversation = std::move(r.conversation);
+      answers.push_back(r.answer);
+      rounds += r.rounds;
+      answer = r.answer;
+      if (answer.empty()) break;  // the rounds ran out: the later turns would build on nothing
     }
-    if (r.answer.empty()) throw sw::Error("no answer after " + std::to_string(r.rounds) + " round(s)");
+    if (json) {
+      std::cout << sw::Json{{"answer", answer}, {"answers", answers}, {"rounds", rounds}, {"steps", steps}}.dump() << "\n";
+    } else {
+      std::cout << answer << "\n";
+    }
+    if (answer.empty())
+      throw sw::Error("no answer to turn " + std::to_string(answers.size()) + " after " +
+                      std::to_string(options.max_rounds) + " round(s)");
   }
 };
 
 }  // namespace
 
 void add_agent_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("agent", "answer a request with tools from MCP servers (stdio)");
+  auto* cmd = app.add_subcommand("agent", "answer a request with tools from MCP servers (stdio or Streamable HTTP)");
   auto c = std::make_shared<AgentCommand>();
   c->model.add_to(*cmd);
   c->prompt_cache.add_to(*cmd);
   c->pass_costs.add_to(*cmd);
-  cmd->add_option("--mcp", c->mcp, "an MCP server command, e.g. \"mcp-server-time\" (repeatable; split at spaces)");
-  cmd->add_option("--config", c->config_path, "MCP servers from a JSON file {\"mcpServers\": {...}}");
+  cmd->add_option("--mcp", c->mcp,
+                  "an MCP server: a command, e.g. \"mcp-server-time\" (split at spaces), or an http(s):// URL "
+                  "(Streamable HTTP); repeatable");
+  cmd->add_option("--mcp-header", c->mcp_headers, "\"Name: value\" sent to every HTTP server (a bearer token); repeatable");
+  cmd->add_option("--mcp-timeout", c->mcp_timeout_ms, "ms an MCP server may take to answer")->capture_default_str();
+  cmd->add_option("--mcp-revision", c->mcp_revision,
+                  "offer only this MCP revision (2026-07-28, 2025-11-25 or 2025-06-18; default: the current one, "
+                  "falling back)");
+  cmd->add_option("--config", c->config_path,
+                  "MCP servers from a JSON file {\"mcpServers\": {\"name\": {\"command\", \"args\"} or {\"url\", \"headers\"}}}");
+  cmd->add_flag("--yes", c->yes, "run the calls of tools marked destructive without asking");
+  cmd->add_flag("-v,--verbose", c->verbose, "say which MCP revision each server agreed and which tools were left out");
   cmd->add_option("--tools", c->tools, "show the model only these of the servers' tools")->delimiter(',');
-  cmd->add_option("-p,--prompt", c->prompt, "the user's request")->required();
+  cmd->add_option("-p,--prompt", c->prompts,
+                  "the user's request; repeated, the user's turns of one conversation, each after the answer to the last")
+      ->required();
   cmd->add_option("--mode", c->mode, "decoding mode of each turn")->capture_default_str();
   cmd->add_option("--max-rounds", c->max_rounds, "model turns at most")->capture_default_str();
   cmd->add_option("-n,--max-tokens", c->max_tokens, "generated tokens per turn at most")->capture_default_str();

@@ -1,17 +1,25 @@
 // schemaweaver/mcp.h - tools from Model Context Protocol servers, and the agent loop that lets
 // a model use them.
 //
-//   sw::McpServer time({"mcp-server-time"});            // started over stdio, initialized
-//   sw::AgentResult r = sw::run_agent(session, {&time}, {{"user", "Time in Tokyo?"}}, {});
-//   print(r.answer);                                      // r.steps: each call and its result
+//   sw::McpServer time({"mcp-server-time"});                       // over stdio
+//   sw::McpServer shop(sw::mcp_connection("http://127.0.0.1:8000/mcp"));  // Streamable HTTP
+//   sw::AgentResult r = sw::run_agent(session, {&time, &shop}, {{"user", "Time in Tokyo?"}}, {});
+//   print(r.answer);                                                // r.steps: each call and its result
+//
+// Revisions: the client offers the current one, 2026-07-28 (stateless: each request carries its
+// version and capabilities in _meta; server/discover), and falls back to the handshake of
+// 2025-11-25 or 2025-06-18 (initialize, a session id over HTTP) where the server speaks only
+// those; protocol_version() says which was agreed.
 //
 // A tool an MCP server marks read-only (annotations.readOnlyHint) is executed as soon as a
 // provisional call to it is emitted; if the final call differs, its result is discarded and
-// the tool runs again with the final call. Any other tool runs once, with the final call only.
+// the tool runs again with the final call. Any other tool runs once, with the final call only;
+// one marked destructive (annotations.destructiveHint) only once AgentOptions::confirm allows it.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,43 +29,88 @@
 
 namespace sw {
 
-// One MCP server over stdio: JSON-RPC 2.0, one message per line. Thread-safe.
+namespace mcp {
+class Transport;
+}
+
+// Where an MCP server is and how to talk to it.
+struct McpConnection {
+  std::vector<std::string> command;  // stdio: the program (looked up on PATH) and its arguments
+  std::string url;                   // or Streamable HTTP: an http:// or https:// endpoint
+  std::vector<std::string> headers;  // HTTP: "Name: value" sent with every request (a bearer token)
+  // The longest wait for a reply (a server that hangs is an Error after it).
+  std::chrono::milliseconds timeout = std::chrono::seconds(30);
+  // The revision to offer ("" offers the current one and falls back; else only that one:
+  // "2026-07-28", "2025-11-25" or "2025-06-18").
+  std::string revision;
+  // Told what was agreed and what was skipped (a verbose log), if set.
+  std::function<void(const std::string&)> log;
+};
+
+// "http://..." or "https://..." is Streamable HTTP; anything else a command line split at
+// spaces (no shell quoting). Throws Error for an empty one.
+McpConnection mcp_connection(const std::string& where);
+
+// One MCP server. Thread-safe.
 class McpServer {
  public:
-  // Starts `command` (the program and its arguments, looked up on PATH), runs initialize and
-  // tools/list. Throws Error if it cannot start, exits, answers garbage or takes longer than
-  // `timeout` for a reply.
+  // Connects (a stdio server is started), agrees on a revision and lists the tools. Throws Error,
+  // naming the server, if it cannot start or be reached, exits, answers garbage or an HTTP error,
+  // speaks no revision of ours or takes longer than the timeout for a reply. A tool whose schema
+  // cannot be read is left out (said to `log`), the server's other tools kept.
+  explicit McpServer(McpConnection connection);
   explicit McpServer(std::vector<std::string> command,
                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
-  ~McpServer();  // closes its stdin and waits for it (killed after a grace period)
+  ~McpServer();  // ends an HTTP session; closes a stdio server's stdin and waits for it
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
   const std::string& name() const { return name_; }  // serverInfo.name
-  const std::vector<ToolSpec>& tools() const { return tools_; }
+  const std::string& protocol_version() const { return revision_; }
+  // The command line or the URL.
+  const std::string& where() const { return where_; }
+  std::vector<ToolSpec> tools() const;
+  // Lists the tools again where the server said they changed (notifications/tools/list_changed),
+  // the list it gave has expired (its ttlMs), or the server is reached over an HTTP session
+  // (whose change notifications this client does not listen for); returns whether it did.
+  bool refresh_tools();
 
   struct Result {
-    std::string text;  // the text parts of the result's content, joined
-    bool is_error = false;
+    std::string text;       // the text parts of the result's content, joined (else its structured content)
+    bool is_error = false;  // isError, or structured content that does not fit the tool's outputSchema
+    Json structured;        // structuredContent (null if none)
   };
-  // tools/call. Throws Error if the server fails (not if the tool reports an error).
+  // tools/call. Throws Error naming the server and the tool if the server fails (not if the tool
+  // reports an error).
   Result call(const ToolCall& call);
 
  private:
-  Json request(const std::string& method, Json params);
-  void send(const Json& message);
-  Json read_message();
-  void stop();  // closes the pipes and reaps the process
+  struct ToolExtras {
+    std::shared_ptr<const ToolSpec> output;                        // its outputSchema as a tool's (null if none)
+    std::vector<std::pair<std::string, std::string>> header_args;  // x-mcp-header: argument, header
+  };
+  void connect();
+  bool discover();  // the current revision; false where the server speaks only older ones
+  void initialize(const std::string& offered);
+  void list_tools();
+  Json request(const std::string& method, Json params,
+               std::vector<std::pair<std::string, std::string>> headers = {});
+  void on_server_message(const Json& message);
+  bool modern() const;
+  void log(const std::string& line) const;
 
-  std::vector<std::string> command_;
-  std::chrono::milliseconds timeout_;
-  int pid_ = -1;
-  int to_server_ = -1, from_server_ = -1;
-  std::string buffer_;  // bytes read but not yet a whole line
+  McpConnection connection_;
+  std::string where_;
+  std::unique_ptr<mcp::Transport> transport_;
   long next_id_ = 1;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::string name_;
+  std::string revision_;
   std::vector<ToolSpec> tools_;
+  std::map<std::string, ToolExtras> extras_;
+  bool tools_changed_ = false;
+  bool relist_each_turn_ = false;  // an HTTP session
+  std::chrono::steady_clock::time_point tools_expire_ = std::chrono::steady_clock::time_point::max();
 };
 
 struct AgentOptions {
@@ -69,6 +122,9 @@ struct AgentOptions {
   // Only these of the servers' tools are shown to the model (all if empty); run_agent throws
   // Error for a name no server offers.
   std::vector<std::string> tools;
+  // Asked before a tool marked destructive runs (the call, the server's name); a call it does
+  // not allow is not run, and the model is told so in the tool's result. Unset: none runs.
+  std::function<bool(const ToolCall&, const std::string&)> confirm;
 };
 
 // One call the agent made and what came back.
@@ -79,6 +135,8 @@ struct AgentStep {
   McpServer::Result result;
   bool executed_early = false;  // from the provisional call, kept because the final one equals it
   bool rerun = false;           // a provisional result was discarded and the tool ran again
+  bool declined = false;        // a destructive tool's call that AgentOptions::confirm did not allow
+  double call_ms = 0;           // the call's round trip to its server (the tool's own run included)
 };
 
 struct AgentResult {
@@ -90,7 +148,9 @@ struct AgentResult {
 
 // Runs the conversation until the model replies in text or max_rounds pass: each turn's calls
 // are executed on the server that offers the tool, their results added as tool messages.
-// `on_step` (if set) sees each executed call. Throws Error when a server fails.
+// `on_step` (if set) sees each call. Before each turn a server's changed tools are listed again.
+// A tool's error (isError) reaches the model as its result, marked an error. Throws Error naming
+// the server and the call when a server fails.
 AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, std::vector<Message> messages,
                       const AgentOptions& options, const std::function<void(const AgentStep&)>& on_step = nullptr);
 

@@ -2,7 +2,8 @@
 //
 // A tool definition arrives in one of three dialects and is parsed into one typed ToolSpec:
 //   OpenAI:  {"type": "function", "function": {"name", "description", "parameters": <schema>}}
-//   MCP:     {"name", "description", "inputSchema": <schema>, "annotations": {"readOnlyHint"}}
+//   MCP:     {"name", "description", "inputSchema": <schema>,
+//            "annotations": {"readOnlyHint", "destructiveHint"}}
 //   BFCL:    {"name", "description", "parameters": <schema with python type names>}
 // Supported schema subset: string, integer, number, boolean, null, enum and const, array (items,
 // tuples by prefixItems), object (properties, required, additionalProperties, or a free-form
@@ -64,6 +65,10 @@ struct ToolSpec {
   std::string description;
   std::vector<Property> arguments;  // required ones first is NOT implied: declared order
   bool read_only = false;           // MCP annotations.readOnlyHint
+  // MCP annotations.destructiveHint said true (of a tool not read-only): the agent asks before
+  // it runs (AgentOptions::confirm). The specification's default for a tool that says nothing
+  // is destructive; asking before every such call would ask about every unannotated tool.
+  bool destructive = false;
   // An answer's root object that declares no properties but takes any keys (response_format
   // json_object, or a schema such as {"type": "object", "additionalProperties": {...}}): its
   // schema, a free-form Object, decoded and checked as one value. Tools never have it: their

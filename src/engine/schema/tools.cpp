@@ -469,11 +469,12 @@ class SchemaReader {
 };
 
 // Returns the dialect-independent parts of one definition: name, description, parameters
-// schema node (may be null), read-only flag.
+// schema node (may be null), MCP's read-only and destructive hints.
 struct RawTool {
   const Json* body = nullptr;
   const Json* parameters = nullptr;
   bool read_only = false;
+  bool destructive = false;
 };
 
 RawTool unwrap_dialect(const Json& entry, const Where& where) {
@@ -491,6 +492,7 @@ RawTool unwrap_dialect(const Json& entry, const Where& where) {
   }
   if (entry.contains("annotations") && entry["annotations"].is_object()) {
     raw.read_only = entry["annotations"].value("readOnlyHint", Json(false)) == true;
+    raw.destructive = !raw.read_only && entry["annotations"].value("destructiveHint", Json(false)) == true;
   }
   return raw;
 }
@@ -521,6 +523,7 @@ ToolSpec parse_tool(const Json& entry, size_t index) {
   ToolSpec tool;
   tool.name = body["name"].get<std::string>();
   tool.read_only = raw.read_only;
+  tool.destructive = raw.destructive;
   where.subject = "tool '" + tool.name + "'";
   if (body.contains("description") && body["description"].is_string())
     tool.description = body["description"].get<std::string>();
