@@ -91,6 +91,7 @@ install_system_packages() {
   command -v pkg-config >/dev/null || need+=(pkg-config)
   command -v ccache >/dev/null || need+=(ccache)
   command -v git >/dev/null || need+=(git)  # the git MCP server of the agent test
+  command -v openssl >/dev/null || need+=(openssl)  # a certificate for the MCP test over https
   python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
   command -v pip3 >/dev/null || command -v pip >/dev/null || need+=(python3-pip)
   # The sanitizer build is clang's, with libFuzzer's targets (fuzz/).

@@ -120,11 +120,11 @@ struct AgentCommand {
     options.first_turn_calls = require_call;
     options.tools = tools;
     options.confirm = yes ? [](const sw::ToolCall&, const std::string&) { return true; } : ask_to_run;
-    // Each prompt a user's turn of one conversation, after the answer to the one before.
+    // Each prompt a user's turn of one conversation, after the answer to the one before; a turn
+    // whose call was not valid ends unanswered and the next goes on, as a chat would.
     std::vector<sw::Message> conversation;
-    sw::Json steps = sw::Json::array(), answers = sw::Json::array();
+    sw::Json steps = sw::Json::array(), answers = sw::Json::array(), errors = sw::Json::array();
     int rounds = 0;
-    std::string answer;
     for (size_t turn = 0; turn < prompts.size(); ++turn) {
       conversation.push_back({"user", prompts[turn]});
       sw::AgentResult r = sw::run_agent(session, used, conversation, options, [](const sw::AgentStep& step) {
@@ -142,17 +142,25 @@ struct AgentCommand {
       conversation = std::move(r.conversation);
       answers.push_back(r.answer);
       rounds += r.rounds;
-      answer = r.answer;
-      if (answer.empty()) break;  // the rounds ran out: the later turns would build on nothing
+      if (!r.error.empty()) {
+        std::fprintf(stderr, "turn %zu: %s\n", turn + 1, r.error.c_str());
+        errors.push_back({{"turn", turn}, {"error", r.error}});
+      } else if (r.answer.empty()) {
+        errors.push_back({{"turn", turn}, {"error", "no answer after " + std::to_string(options.max_rounds) + " round(s)"}});
+        break;  // the rounds ran out: the later turns would build on nothing
+      }
     }
+    const std::string answer = answers.back().get<std::string>();
     if (json) {
-      std::cout << sw::Json{{"answer", answer}, {"answers", answers}, {"rounds", rounds}, {"steps", steps}}.dump() << "\n";
+      std::cout << sw::Json{{"answer", answer}, {"answers", answers}, {"rounds", rounds}, {"steps", steps},
+                            {"errors", errors}}.dump()
+                << "\n";
     } else {
       std::cout << answer << "\n";
     }
-    if (answer.empty())
-      throw sw::Error("no answer to turn " + std::to_string(answers.size()) + " after " +
-                      std::to_string(options.max_rounds) + " round(s)");
+    if (!errors.empty())
+      throw sw::Error("turn " + std::to_string(errors.back()["turn"].get<size_t>() + 1) + ": " +
+                      errors.back()["error"].get<std::string>());
   }
 };
 

@@ -140,7 +140,8 @@ struct AgentStep {
 };
 
 struct AgentResult {
-  std::string answer;                 // the model's reply in text ("" if the rounds ran out)
+  std::string answer;                 // the model's reply in text ("" if the rounds ran out or error)
+  std::string error;                  // why the turn ended without one where the model's call was not valid
   std::vector<AgentStep> steps;
   std::vector<Message> conversation;  // everything, the tool calls and results included
   int rounds = 0;
@@ -149,8 +150,9 @@ struct AgentResult {
 // Runs the conversation until the model replies in text or max_rounds pass: each turn's calls
 // are executed on the server that offers the tool, their results added as tool messages.
 // `on_step` (if set) sees each call. Before each turn a server's changed tools are listed again.
-// A tool's error (isError) reaches the model as its result, marked an error. Throws Error naming
-// the server and the call when a server fails.
+// A tool's error (isError) reaches the model as its result, marked an error; a call the model
+// writes that is not valid (cut at max_tokens, say) ends the turn (AgentResult::error). Throws
+// Error naming the server and the call when a server fails.
 AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, std::vector<Message> messages,
                       const AgentOptions& options, const std::function<void(const AgentStep&)>& on_step = nullptr);
 

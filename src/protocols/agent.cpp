@@ -89,7 +89,10 @@ AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, 
       messages.push_back(reply);
       break;
     }
-    if (!r.error.empty()) throw Error("the model's call is not valid: " + r.error);
+    if (!r.error.empty()) {
+      out.error = "the model's call is not valid: " + r.error;
+      break;
+    }
     Message turn{"assistant", ""};
     turn.tool_calls = r.calls;
     for (size_t i = 0; i < r.calls.size(); ++i) turn.tool_calls[i].id = agent_call_id(round, i);

@@ -4,7 +4,9 @@ Streamable HTTP), and one that misbehaves on purpose.
 
     mcp_test_server.py --transport stdio
     mcp_test_server.py --transport http --port-file F [--json-response] [--stateless]
+        [--tls-cert C --tls-key K]                    (https)
     mcp_test_server.py --fault KIND --port-file F     (HTTP; KIND below)
+    mcp_test_server.py --fault exit                   (stdio: exits on the first tools/call)
 
 The SDK's server offers an order desk: lookup_order (read-only, a structured result under an
 outputSchema), cancel_order (destructive), refund_order (fails: isError) and unlock_tools, which
@@ -15,6 +17,7 @@ A faulty server answers the handshake of revision 2025-06-18 and lists one tool,
 its tools/call answers as KIND says: status500 (HTTP 500), garbage (a body that is not JSON-RPC),
 drop (an event stream closed before the answer), hang (no answer at all), refuse (HTTP 503 to
 everything, the handshake included). The port is written to the port file once it listens.
+Over stdio, --fault exit answers the same handshake and exits when a tool is called.
 """
 import argparse
 import json
@@ -144,14 +147,39 @@ def faulty_handler(kind):
     return Handler
 
 
+def exit_on_call():
+    """A stdio server that answers the handshake and its list, then exits mid-call."""
+    for line in sys.stdin:
+        message = json.loads(line)
+        method = message.get("method", "")
+        if "id" not in message:
+            continue
+        if method == "tools/call":
+            sys.exit(3)
+        if method == "initialize":
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "faulty-exit", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "ping_desk", "inputSchema": {"type": "object", "properties": {}}}]}
+        else:
+            print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                              "error": {"code": -32601, "message": "unknown method"}}), flush=True)
+            continue
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--port-file")
     parser.add_argument("--json-response", action="store_true")
     parser.add_argument("--stateless", action="store_true")
-    parser.add_argument("--fault", choices=["status500", "garbage", "drop", "hang", "refuse"])
+    parser.add_argument("--fault", choices=["status500", "garbage", "drop", "hang", "refuse", "exit"])
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
     args = parser.parse_args()
+    if args.fault == "exit":
+        return exit_on_call()
     if args.fault:
         server = ThreadingHTTPServer(("127.0.0.1", 0), faulty_handler(args.fault))
         server.daemon_threads = True
@@ -168,7 +196,8 @@ def main():
 
     port = free_port()
     app = desk.streamable_http_app(json_response=args.json_response, stateless_http=args.stateless)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           ssl_certfile=args.tls_cert, ssl_keyfile=args.tls_key))
 
     async def serve():
         async with anyio.create_task_group() as tasks:

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -51,6 +52,8 @@ class HttpPeer {
     std::remove(port_file_.c_str());
   }
   const std::string& url() const { return url_; }
+  // The same server reached over https.
+  std::string https_url() const { return url_.empty() ? "" : "https" + url_.substr(4); }
 
  private:
   static inline int count_ = 0;
@@ -188,6 +191,36 @@ TEST(Mcp, TheSdksServerOverStreamableHttpInEveryRevision) {
   }
 }
 
+// Over TLS: a certificate for 127.0.0.1 of the test's own making, trusted through SSL_CERT_FILE
+// (OpenSSL's default paths, which the client reads); a server it does not trust is refused.
+TEST(Mcp, TheSdksServerOverHttps) {
+  const std::string dir = ::testing::TempDir() + "mcp_tls_" + std::to_string(getpid());
+  const std::string cert = dir + "/cert.pem", key = dir + "/key.pem";
+  const std::string make = "mkdir -p " + dir + " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 " +
+                           "-addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + cert + " 2>/dev/null";
+  ASSERT_EQ(std::system(make.c_str()), 0) << "openssl could not make a certificate";
+  HttpPeer peer({"--transport", "http", "--tls-cert", cert, "--tls-key", key});
+  ASSERT_FALSE(peer.url().empty()) << "the SDK's server did not start";
+  const char* before = std::getenv("SSL_CERT_FILE");
+  const std::string untrusted = [&] {
+    try {
+      sw::McpServer desk(over_http(peer.https_url()));
+    } catch (const sw::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  }();
+  EXPECT_TRUE(contains(untrusted, "cannot reach it")) << untrusted;
+  setenv("SSL_CERT_FILE", cert.c_str(), 1);
+  {
+    sw::McpServer desk(over_http(peer.https_url()));
+    EXPECT_EQ(desk.protocol_version(), "2026-07-28");
+    EXPECT_EQ(desk.call({"lookup_order", sw::Json{{"order_id", "A7"}}}).structured["status"], "shipped");
+  }
+  if (before) setenv("SSL_CERT_FILE", before, 1);
+  else unsetenv("SSL_CERT_FILE");
+}
+
 // The error that connecting to `connection`, then calling its first tool, raises ("no error").
 std::string http_error(sw::McpConnection connection) {
   try {
@@ -222,6 +255,12 @@ TEST(Mcp, HttpServersThatMisbehaveGiveClearErrorsWithinTheTimeout) {
   header.headers = {"no colon here"};
   EXPECT_TRUE(contains(http_error(header), "is not a header"));
   EXPECT_TRUE(contains(http_error(over_http("http://127.0.0.1:1/mcp", "2024-01-01")), "this client speaks"));
+  // A stdio server that exits in the middle of a call.
+  sw::McpConnection exits;
+  exits.command = {SW_PYTHON, kServerScript, "--fault", "exit"};
+  exits.timeout = 20000ms;
+  const std::string exited = http_error(exits);
+  EXPECT_TRUE(contains(exited, "failed on tools/call ping_desk: it closed its output (it exited)")) << exited;
 }
 
 }  // namespace
