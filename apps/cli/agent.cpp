@@ -145,7 +145,7 @@ struct AgentCommand {
       if (!r.error.empty()) {
         std::fprintf(stderr, "turn %zu: %s\n", turn + 1, r.error.c_str());
         errors.push_back({{"turn", turn}, {"error", r.error}});
-      } else if (r.answer.empty()) {
+      } else if (!r.answered) {
         errors.push_back({{"turn", turn}, {"error", "no answer after " + std::to_string(options.max_rounds) + " round(s)"}});
         break;  // the rounds ran out: the later turns would build on nothing
       }

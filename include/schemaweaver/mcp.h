@@ -140,7 +140,8 @@ struct AgentStep {
 };
 
 struct AgentResult {
-  std::string answer;                 // the model's reply in text ("" if the rounds ran out or error)
+  std::string answer;                 // the model's reply in text (it may be empty)
+  bool answered = false;              // the model replied in text (else the rounds ran out, or error)
   std::string error;                  // why the turn ended without one where the model's call was not valid
   std::vector<AgentStep> steps;
   std::vector<Message> conversation;  // everything, the tool calls and results included

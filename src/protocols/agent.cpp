@@ -66,7 +66,7 @@ AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, 
   if (options.max_rounds < 1) throw Error("max_rounds must be at least 1");
   Toolbox box = gather_tools(servers, options.tools);
   AgentResult out;
-  for (int round = 1; round <= options.max_rounds && out.answer.empty(); ++round) {
+  for (int round = 1; round <= options.max_rounds && !out.answered; ++round) {
     out.rounds = round;
     bool changed = false;
     for (McpServer* server : servers) changed = server->refresh_tools() || changed;
@@ -84,6 +84,7 @@ AgentResult run_agent(Session& session, const std::vector<McpServer*>& servers, 
     CallResult r = session.call(messages, box.shown, call);
     if (r.text_reply) {
       out.answer = r.text;
+      out.answered = true;
       Message reply{"assistant", r.text};
       reply.reasoning_content = r.reasoning;
       messages.push_back(reply);

@@ -167,6 +167,26 @@ TEST(Mcp, TheSdksServerOverStdioInEveryRevision) {
   EXPECT_EQ(newest.protocol_version(), "2026-07-28");
 }
 
+// The error that connecting to `connection`, then calling its first tool, raises ("no error").
+std::string call_error(sw::McpConnection connection) {
+  try {
+    sw::McpServer server(connection);
+    server.call({server.tools().at(0).name, sw::Json::object()});
+  } catch (const sw::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Mcp, AStdioServerThatExitsMidCallIsAnErrorNamingTheCall) {
+  sw::McpConnection exits;
+  exits.command = {SW_PYTHON, kServerScript, "--fault", "exit"};
+  exits.timeout = 20000ms;
+  const std::string exited = call_error(exits);
+  EXPECT_TRUE(contains(exited, "failed on tools/call ping_desk: it closed its output (it exited)")) << exited;
+}
+
+#ifdef SW_MCP_HTTP
 TEST(Mcp, TheSdksServerOverStreamableHttpInEveryRevision) {
   for (const std::vector<std::string>& flags :
        std::vector<std::vector<std::string>>{{}, {"--json-response"}, {"--stateless"}}) {
@@ -221,17 +241,6 @@ TEST(Mcp, TheSdksServerOverHttps) {
   else unsetenv("SSL_CERT_FILE");
 }
 
-// The error that connecting to `connection`, then calling its first tool, raises ("no error").
-std::string http_error(sw::McpConnection connection) {
-  try {
-    sw::McpServer server(connection);
-    server.call({server.tools().at(0).name, sw::Json::object()});
-  } catch (const sw::Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(Mcp, HttpServersThatMisbehaveGiveClearErrorsWithinTheTimeout) {
   const std::vector<std::pair<std::string, std::string>> faults = {
       {"status500", "answered HTTP 500: internal error: the desk fell over"},
@@ -244,23 +253,24 @@ TEST(Mcp, HttpServersThatMisbehaveGiveClearErrorsWithinTheTimeout) {
     HttpPeer peer({"--fault", fault});
     ASSERT_FALSE(peer.url().empty());
     const auto started = std::chrono::steady_clock::now();
-    const std::string error = http_error(over_http(peer.url()));
+    const std::string error = call_error(over_http(peer.url()));
     EXPECT_TRUE(contains(error, expected)) << error;
     EXPECT_TRUE(contains(error, peer.url())) << error;  // names the server
     if (fault != "refuse") EXPECT_TRUE(contains(error, "tools/call ping_desk")) << error;  // and the call
     EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
   }
-  EXPECT_TRUE(contains(http_error(over_http("http://127.0.0.1:1/mcp")), "cannot reach it"));
+  EXPECT_TRUE(contains(call_error(over_http("http://127.0.0.1:1/mcp")), "cannot reach it"));
   sw::McpConnection header = over_http("http://127.0.0.1:1/mcp");
   header.headers = {"no colon here"};
-  EXPECT_TRUE(contains(http_error(header), "is not a header"));
-  EXPECT_TRUE(contains(http_error(over_http("http://127.0.0.1:1/mcp", "2024-01-01")), "this client speaks"));
-  // A stdio server that exits in the middle of a call.
-  sw::McpConnection exits;
-  exits.command = {SW_PYTHON, kServerScript, "--fault", "exit"};
-  exits.timeout = 20000ms;
-  const std::string exited = http_error(exits);
-  EXPECT_TRUE(contains(exited, "failed on tools/call ping_desk: it closed its output (it exited)")) << exited;
+  EXPECT_TRUE(contains(call_error(header), "is not a header"));
+  EXPECT_TRUE(contains(call_error(over_http("http://127.0.0.1:1/mcp", "2024-01-01")), "this client speaks"));
 }
+
+#else
+// A library built without HTTP (the cross build) says so to an http:// server.
+TEST(Mcp, WithoutHttpAnHttpServerIsAClearError) {
+  EXPECT_TRUE(contains(call_error(over_http("http://127.0.0.1:1/mcp")), "has no HTTP"));
+}
+#endif
 
 }  // namespace
