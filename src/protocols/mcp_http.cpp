@@ -155,6 +155,7 @@ class HttpTransport : public Transport {
     client->set_read_timeout(seconds.count(), micros.count());
     client->set_write_timeout(seconds.count(), micros.count());
     client->set_keep_alive(true);
+    client->set_tcp_nodelay(true);  // else a body written after its headers waits out a delayed ACK (40 ms)
     return client;
   }
 
