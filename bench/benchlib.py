@@ -102,6 +102,16 @@ def resumed_run(out, kind, model, file_name):
     return folder, folder / file_name, read_lines(folder / file_name)
 
 
+def write_summary(out, title, model, args, summary, markdown, **fields):
+    """A run's summary.json (model, machine, seed, `fields`, the results) and summary.md (`title`,
+    the model, the sample's seed, the machine and threads, then the table)."""
+    (out / "summary.json").write_text(json.dumps({"model": Path(model).name, "machine": machine(), **fields,
+                                                  "seed": args.seed, "results": summary}, indent=1))
+    (out / "summary.md").write_text(f"{title}, {Path(model).name}, a sample of each category (seed {args.seed}; "
+                                    f"tasks counted in the table); {machine()['cpu']}, {args.threads} threads"
+                                    f"\n\n{markdown}\n")
+
+
 def compact(directory):
     """Keeps a finished run lean: its per-case rows (*.jsonl) gzipped, its logs (*.log) removed;
     reports, summaries and figures stay. The report scripts read the rows either way."""

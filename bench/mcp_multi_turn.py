@@ -24,7 +24,7 @@ from pathlib import Path
 from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import CACHE, CLI, geomean, log, machine, resumed_run, table  # noqa: E402
+from benchlib import CACHE, CLI, geomean, log, resumed_run, table, write_summary  # noqa: E402
 from multi_turn import grade, load_tasks, sample_tasks  # noqa: E402
 
 SERVER = Path(__file__).resolve().parent / "bfcl_mcp_server.py"
@@ -126,11 +126,7 @@ def main():
                 log(f"{transport} {task['id']}: {'correct' if valid else why}, {len(report['steps'])} calls, "
                     f"{line['wall_s']:.0f} s")
     summary, markdown = summarize(lines)
-    (out / "summary.json").write_text(json.dumps({"model": Path(args.model).name, "machine": machine(),
-                                                  "seed": args.seed, "results": summary}, indent=1))
-    (out / "summary.md").write_text(f"BFCL v4 multi-turn through `schemaweaver agent` and MCP, {Path(args.model).name}, "
-                                    f"a sample of each category (seed {args.seed}); {machine()['cpu']}, "
-                                    f"{args.threads} threads\n\n{markdown}\n")
+    write_summary(out, "BFCL v4 multi-turn through `schemaweaver agent` and MCP", args.model, args, summary, markdown)
     print(markdown)
 
 

@@ -44,7 +44,7 @@ from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import (execute_mul
                                                                      is_empty_execute_response)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import CACHE, geomean, log, machine, resumed_run, servers_parser, table  # noqa: E402
+from benchlib import CACHE, geomean, log, resumed_run, servers_parser, table, write_summary  # noqa: E402
 from bfcl_openai import bfcl_tools  # noqa: E402
 from peers import start_server  # noqa: E402
 
@@ -291,11 +291,7 @@ def main():
         finally:
             server.stop()
     summary, markdown = summarize(lines)
-    (out / "summary.json").write_text(json.dumps({"model": model.name, "machine": machine(), "sample": args.sample,
-                                                  "seed": args.seed, "results": summary}, indent=1))
-    (out / "summary.md").write_text(f"BFCL v4 multi-turn, {model.name}, a sample of each category "
-                                    f"(seed {args.seed}; tasks counted in the table); {machine()['cpu']}, "
-                                    f"{args.threads} threads\n\n{markdown}\n")
+    write_summary(out, "BFCL v4 multi-turn", model, args, summary, markdown, sample=args.sample)
     print(markdown)
 
 
