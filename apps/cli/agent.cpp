@@ -18,7 +18,10 @@ std::vector<sw::McpConnection> config_connections(const std::string& path) {
   if (!config.is_object() || !config.contains("mcpServers") || !config["mcpServers"].is_object())
     throw sw::Error("'" + path + "': expected {\"mcpServers\": {\"name\": {\"command\": ..., \"args\": [...]} or {\"url\": ...}}}");
   std::vector<sw::McpConnection> connections;
-  for (const auto& [name, server] : config["mcpServers"].items()) {
+  for (const auto& entry : config["mcpServers"].items()) {
+    // Named, not a structured binding: a lambda may not capture a binding before C++20 (clang refuses).
+    const std::string& name = entry.key();
+    const sw::Json& server = entry.value();
     const auto strings = [&](const char* key) {
       return server.contains(key) && server[key].is_string() ? server[key].get<std::string>() : std::string();
     };
