@@ -262,14 +262,17 @@ def group(lines):
 def main():
     parser = servers_parser(__doc__.split("\n\n")[0], "tasks per category (0: all)", 16384)
     parser.add_argument("--categories", default=CATEGORIES)
+    parser.add_argument("--ids", default="", help="these tasks only (comma-separated ids), not a sample")
     args = parser.parse_args()
+    ids = set(filter(None, args.ids.split(",")))
     model = Path(args.model)
     out, lines_path, lines = resumed_run(args.out, "multi-turn", model, "tasks.jsonl")
     done = {(line["server"], line["id"]) for line in lines}
     data = CACHE / "data" / "bfcl"
     for server_name in args.servers.split(","):
         todo = [(category, task) for category in args.categories.split(",")
-                for task in sample_tasks(load_tasks(data, category), args.sample, args.seed)
+                for task in (sample_tasks(load_tasks(data, category), args.sample, args.seed) if not ids else
+                             [t for t in load_tasks(data, category) if t["id"] in ids])
                 if (server_name, task["id"]) not in done]
         if not todo:
             continue

@@ -114,7 +114,7 @@ def with_response_format(client, tools):
 PARIS = "What is the weather like in Paris?"
 ANSWERED = [{"role": "user", "content": PARIS},
             {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
-                "name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}]},
+                "name": "get_weather", "arguments": json.dumps({"city": "Paris", "unit": "celsius"})}}]},
             {"role": "tool", "tool_call_id": "call_1", "content": "Sunny, 21 degrees"}]
 
 

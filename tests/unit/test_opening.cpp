@@ -2,6 +2,9 @@
 // whole, cut short (undecided) and gone wrong (text), in every call format.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <tuple>
+
 #include "testing.h"
 
 namespace {
@@ -58,6 +61,49 @@ TEST(Opening, TextAndJsonThatNamesNoToolAreText) {
   }
   // A format without tags does not take a tag for a call.
   EXPECT_EQ(classify("<tool_call>", "json"), sw::Opening::Text);
+}
+
+// JSON a call opens outside the format's markers is written in that form: its fence, bare, one
+// object or a list. The format's marker, a name, doubled braces and text are left to the format.
+TEST(Opening, JsonOutsideTheMarkersKeepsItsForm) {
+  const sw::CallFormat hermes = sw::CallFormat::by_name("hermes");
+  const auto form = [&](const std::string& text) { return sw::json_opening(text, hermes, weather_tools()); };
+  for (const auto& [text, fence, list] :
+       std::vector<std::tuple<std::string, std::string, bool>>{{"```json\n{", "```json\n", false},
+                                                               {" \n```\n[", "```\n", true},
+                                                               {"{\"name\": \"g", "", false},
+                                                               {"[{\"name\":\"g", "", true},
+                                                               {"```json\n{\"name\": \"Joke\"", "```json\n", false}}) {
+    const std::optional<sw::JsonOpening> opened = form(text);
+    ASSERT_TRUE(opened) << text;
+    EXPECT_EQ(opened->fence, fence) << text;
+    EXPECT_EQ(opened->list, list) << text;
+  }
+  for (const char* text : {"<tool_call>", "```xml\n<tool_call>", "get_weather(", "```python\nget_time(",
+                           "get_weather {", "{{\"name\": \"g", "[{{ \"name\": \"g", "The weather"})
+    EXPECT_FALSE(form(text)) << text;
+  sw::CallFormat tagged = hermes;
+  tagged.json_call = false;
+  EXPECT_FALSE(sw::json_opening("```json\n{", tagged, weather_tools()));
+}
+
+// A call in its opened form ends the turn with its fence: no second call after it, its JSON the
+// format's own, and what it writes reads back as the call.
+TEST(Opening, TheOpenedFormsGrammarEndsTheTurnWithTheFence) {
+  const sw::CallFormat fenced = sw::CallFormat::by_name("hermes").opened_as("```json\n", false);
+  const std::string one = R"({"name": "get_time", "arguments": {}})";
+  const auto grammar = sw::build_call_grammar(fenced, weather_tools());
+  sw::Matcher matcher(grammar);
+  EXPECT_TRUE(matcher.advance("```json\n" + one + "\n```"));
+  EXPECT_TRUE(matcher.can_end());
+  EXPECT_FALSE(sw::Matcher(grammar).advance("```json\n" + one + "\n```\n<tool_call>"));
+  EXPECT_EQ(fenced.parse("```json\n" + one + "\n```").size(), 1u);
+  const sw::CallFormat list = sw::CallFormat::by_name("hermes").opened_as("", true);
+  EXPECT_TRUE(sw::Matcher(sw::build_call_grammar(list, weather_tools())).advance("[" + one + ", " + one + "]"));
+  EXPECT_EQ(list.parse("[" + one + ", " + one + "]").size(), 2u);
+  sw::CallFormat tagged = sw::CallFormat::by_name("hermes");
+  tagged.json_call = false;
+  EXPECT_THROW(tagged.opened_as("", false), sw::Error);
 }
 
 }  // namespace

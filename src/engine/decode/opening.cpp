@@ -121,8 +121,8 @@ Fit marked_name(Cursor c, const CallFormat& format, const std::vector<ToolSpec>&
   return Fit::No;
 }
 
-// ```lang\n and then JSON, the format's tag or a python-like call.
-Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
+// ```lang and the whitespace after it: the cursor moves past them.
+Fit fence_line(Cursor& c) {
   Fit fence = literal(c, "```");
   if (fence != Fit::Whole) return fence;
   while (!c.at_end() && (std::isalnum(static_cast<unsigned char>(c.text[c.at])) || c.text[c.at] == '_' ||
@@ -131,7 +131,13 @@ Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>&
   if (c.at_end()) return Fit::Partial;
   if (!is_space(c.text[c.at])) return Fit::No;
   skip_space(c);
-  if (c.at_end()) return Fit::Partial;
+  return c.at_end() ? Fit::Partial : Fit::Whole;
+}
+
+// ```lang\n and then JSON, the format's tag or a python-like call.
+Fit fenced_call(Cursor c, const CallFormat& format, const std::vector<ToolSpec>& tools) {
+  Fit line = fence_line(c);
+  if (line != Fit::Whole) return line;
   // JSON in a fence is a call whatever its name says: the models here fence the calls they mean
   // and sometimes put a value where the tool's name belongs.
   if (c.text[c.at] == '{' || c.text[c.at] == '[') return Fit::Whole;
@@ -151,6 +157,26 @@ Opening classify_opening(const std::string& text, const CallFormat& format, cons
     case Fit::No: break;
   }
   return Opening::Text;
+}
+
+std::optional<JsonOpening> json_opening(const std::string& text, const CallFormat& format,
+                                        const std::vector<ToolSpec>& tools) {
+  if (!format.json_call) return std::nullopt;
+  Cursor c{text};
+  skip_space(c);
+  if (tagged_call(c, format) == Fit::Whole || marked_name(c, format, tools) == Fit::Whole) return std::nullopt;
+  const size_t begin = c.at;
+  Cursor json = c;
+  if (fenced_call(c, format, tools) == Fit::Whole) {
+    fence_line(json);
+  } else if (json_call(c, format, tools) != Fit::Whole) {
+    return std::nullopt;
+  }
+  if (json.at_end() || (json.text[json.at] != '{' && json.text[json.at] != '[')) return std::nullopt;
+  JsonOpening opening{text.substr(begin, json.at - begin), json.text[json.at] == '['};
+  skip_list_start(json);
+  if (json.text.substr(json.at, 2) == "{{") return std::nullopt;
+  return opening;
 }
 
 Opening grow_opening(std::string& text, llama_token token, const LoadedModel& model, const std::vector<ToolSpec>& tools) {

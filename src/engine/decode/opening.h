@@ -12,10 +12,14 @@
 // text (Qwen2.5-Coder-0.5B answers a joke as {"name": "Joke", ...}); fenced JSON is a call
 // whatever its name (the same model fences calls whose name holds a value). The answer is decoded freely
 // while its beginning could still become one of these forms; once it is one, the caller
-// throws that beginning away and decodes the call under the call grammar of its mode.
+// throws that beginning away and decodes the call under the call grammar of its mode - in the
+// form the model opened: JSON it began bare or in a fence is written so (json_opening), for a
+// model goes on differently in each (Qwen2.5-Coder-1.5B closes a fenced call and ends its turn,
+// where in its template's <tool_call> blocks the same call is followed by call after call).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +36,18 @@ enum class Opening {
 
 // Classifies the beginning of a free answer (leading whitespace aside).
 Opening classify_opening(const std::string& text, const CallFormat& format, const std::vector<ToolSpec>& tools);
+
+// How an opening that is a call writes it as JSON outside the format's markers: the text before
+// its JSON ("```json\n" for a fenced block, "" for bare JSON) and whether the JSON is a list.
+struct JsonOpening {
+  std::string fence;
+  bool list = false;
+};
+// The JSON form of a call's opening (classify_opening: Call); nullopt where the call opens with
+// the format's marker, a tool's name or doubled braces, or where the format's calls are not JSON
+// objects: the format's own form writes those.
+std::optional<JsonOpening> json_opening(const std::string& text, const CallFormat& format,
+                                        const std::vector<ToolSpec>& tools);
 
 // The opening `text` grown by `token` (its text appended), classified. A control token that would
 // make it text leaves it as it was: a turn marker is not a reply's beginning (Qwen2.5-Coder, after
@@ -50,6 +66,8 @@ class OpeningProbe : public Strategy {
   Step next(const float* logits) override;
   bool found_call() const { return state_ == Opening::Call; }
   bool decided_text() const { return state_ == Opening::Text; }
+  // The answer's text up to where it opened a call (or was decided), turn markers left out.
+  const std::string& text() const { return text_; }
   // The smallest margin among the choices that decided the opening.
   float margin() const { return margin_; }
 

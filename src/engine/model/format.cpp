@@ -478,6 +478,18 @@ CallFormat CallFormat::as_list() const {
   return f;
 }
 
+CallFormat CallFormat::opened_as(const std::string& fence, bool in_list) const {
+  if (!named || !json_call) throw Error("internal: only calls that are JSON objects are written as opened");
+  CallFormat f = *this;
+  f.name = name + (fence.empty() ? "-bare" : "-fenced") + (in_list ? "-list" : "");
+  f.call_start = f.call_end = f.section_start = "";
+  f.opener = fence + (in_list ? "[" : "");
+  f.separator = in_list ? ", " : "";
+  f.closer = std::string(in_list ? "]" : "") + (fence.empty() ? "" : "\n```");
+  f.list = f.parallel = in_list;
+  return f;
+}
+
 namespace {
 
 // The template's own text of a sample turn, cut into a format's pieces where the analysis says

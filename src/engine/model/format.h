@@ -132,6 +132,11 @@ struct CallFormat {
   // list in the format's per-call markers ("hermes-list" for hermes). Throws Error for a format
   // whose calls are not JSON objects or that has no markers to hold a list.
   CallFormat as_list() const;
+  // The format of calls a model began as JSON outside its markers (decode/opening.h): after
+  // `fence` ("```json\n", or "" for bare JSON), one call or, `in_list`, a JSON list of them -
+  // and then the fence's end, which ends the turn; each call's JSON is the format's own. Throws
+  // Error for a format whose calls are not JSON objects.
+  CallFormat opened_as(const std::string& fence, bool in_list) const;
 
   static CallFormat by_name(const std::string& name);  // throws Error on an unknown name
   // An answer that is one JSON object of a schema (OpenAI's structured outputs): no markers, no

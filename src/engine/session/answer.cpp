@@ -130,7 +130,7 @@ void count_generation(CallStats& stats, const GenerationResult& generated) {
 
 Answer::Answer(Context& context, const LoadedModel& model, const CompiledToolSet& tools, const CallOptions& options,
                Planning planning, Drafter* drafter, Chooser& chooser, Clock::time_point prefilled, CallResult& result)
-    : context_(context), model_(model), tools_(tools), options_(options), planning_(planning), drafter_(drafter),
+    : context_(context), model_(model), tools_(&tools), options_(options), planning_(planning), drafter_(drafter),
       chooser_(chooser), prefilled_(prefilled), result_(result), stats_(result.stats),
       tracker_(prefilled, tools.format().call_close_marker(),
                tools.format().arguments.keywords && tools.format().arguments.notation.json()),
@@ -139,7 +139,7 @@ Answer::Answer(Context& context, const LoadedModel& model, const CompiledToolSet
 }
 
 void Answer::tell_decided_text() {
-  const CallFormat& format = tools_.format();
+  const CallFormat& format = tools_->format();
   if (options_.mode == DecodeMode::Free) return;  // its calls stand only once the answer parsed
   if (!format.named && options_.on_text) {
     tracker_.on_text([this](const std::string& more) {
@@ -154,10 +154,10 @@ void Answer::tell_decided_text() {
 
 void Answer::decode() {
   std::optional<Decision> opening;
-  result_.text_reply = tools_.tools().empty() || options_.tool_choice == ToolChoice::None;
+  result_.text_reply = tools_->tools().empty() || options_.tool_choice == ToolChoice::None;
   if (result_.text_reply) {
     std::unique_ptr<Strategy> strategy = reply_opens_no_call_
-                                             ? std::make_unique<TextOpening>(model_, tools_.tools(), chooser_)
+                                             ? std::make_unique<TextOpening>(model_, tools_->tools(), chooser_)
                                              : make_strategy(DecodeMode::Free, model_, nullptr, chooser_);
     generated_ = reply(*strategy, [] { return true; });
   } else if (options_.tool_choice == ToolChoice::Auto) {
@@ -171,8 +171,8 @@ void Answer::decode() {
   if (result_.text_reply) {
     stats_.phases.push_back({"reply", generated_.passes.passes, generated_.passes.tokens, since_prefill()});
   } else if (options_.mode == DecodeMode::SchemaWeaver &&
-             !(serial_plans_ = serial_plans(model_, tools_, options_, planning_))) {
-    WeaveResult woven = weave(context_, model_, tools_, options_, planning_, tracker_, drafter_, chooser_, stats_);
+             !(serial_plans_ = serial_plans(model_, *tools_, options_, planning_))) {
+    WeaveResult woven = weave(context_, model_, *tools_, options_, planning_, tracker_, drafter_, chooser_, stats_);
     generated_ = std::move(woven.generation);
     woven_calls_ = std::move(woven.calls);
     failure_ = std::move(woven.failure);
@@ -184,7 +184,7 @@ void Answer::decode() {
   if (opening) stats_.decisions.push_back(*opening);
   stats_.decisions.insert(stats_.decisions.end(), generated_.decisions.begin(), generated_.decisions.end());
   result_.text = generated_.text;
-  result_.schema_answer = !tools_.format().named;
+  result_.schema_answer = !tools_->format().named;
   result_.stopped_at_max_tokens = generated_.hit_token_limit;
   close_cut_object();
   stats_.call_ms = since_prefill();
@@ -214,17 +214,27 @@ std::optional<Decision> Answer::open() {
   std::vector<float> prompt_logits(after_prompt, after_prompt + model_.vocab_size());
   // A reply that will be the schema's object is not told, nor stopped: its beginning is not kept.
   const bool in_schema = options_.answer_schema != nullptr;
-  OpeningProbe probe(model_, tools_.tools(), chooser_, in_schema);
+  OpeningProbe probe(model_, tools_->tools(), chooser_, in_schema);
   generated_ = reply(probe, [&probe, in_schema] { return !in_schema && probe.decided_text(); });
   result_.text_reply = !probe.found_call();
   if (result_.text_reply && !in_schema) return std::nullopt;
   result_.logprobs.clear();  // the probe's tokens, which the answer does not keep
+  if (probe.found_call()) write_as_opened(probe.text());
   const PassCounter passes = generated_.passes;
   if (passes.passes > 0) stats_.phases.push_back({"opening", passes.passes, passes.tokens, since_prefill()});
   count_passes(stats_, passes);
   context_.rewind(answer_start, std::move(prompt_logits));
   generated_ = {};
   return Decision{0, probe.margin()};
+}
+
+void Answer::write_as_opened(const std::string& opening) {
+  if (options_.mode == DecodeMode::Free) return;  // free: the model writes it as it likes anyway
+  const std::optional<JsonOpening> form = json_opening(opening, tools_->format(), tools_->tools());
+  if (!form) return;
+  opened_ = tools_->opened_as(form->fence, form->list);
+  tools_ = opened_.get();
+  tell_decided_text();  // the deltas, read in the form's format
 }
 
 GenerationResult Answer::reply(Strategy& strategy, std::function<bool()> is_text) {
@@ -242,12 +252,12 @@ void Answer::decode_serially() {
   const bool free = options_.mode == DecodeMode::Free;
   if (!free) {
     tracker_.on_close(
-        [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_.format(), tools_.tools(), at_ms); });
+        [this](const std::string& object, double at_ms) { serial_events_.closed(object, tools_->format(), tools_->tools(), at_ms); });
   }
   // SchemaWeaver's turn whose every call the plan puts in serial passes is jump-forward's.
   const DecodeMode mode = options_.mode == DecodeMode::SchemaWeaver ? DecodeMode::JumpForward : options_.mode;
   std::unique_ptr<Strategy> strategy =
-      make_strategy(mode, model_, free ? nullptr : tools_.calls(options_.max_calls), chooser_);
+      make_strategy(mode, model_, free ? nullptr : tools_->calls(options_.max_calls), chooser_);
   generated_ = generate(context_, model_, *strategy, options_.max_tokens, &tracker_, drafter_);
   stats_.constraint_ms = strategy->constraint_ms();
   stats_.constraint_steps = strategy->constraint_steps();
@@ -256,7 +266,7 @@ void Answer::decode_serially() {
 
 void Answer::close_cut_object() {
   if (!result_.schema_answer || !generated_.hit_token_limit || cut_in_branches_) return;
-  Matcher matcher(tools_.calls(options_.max_calls));
+  Matcher matcher(tools_->calls(options_.max_calls));
   if (!matcher.advance(result_.text)) return;
   const std::string closing = matcher.shortest_completion();
   result_.text += closing;
@@ -266,7 +276,7 @@ void Answer::close_cut_object() {
 std::vector<ToolCall> Answer::calls(const std::vector<ToolSpec>& all_tools) const {
   if (!failure_.empty() && !generated_.hit_token_limit) throw Error(failure_);
   if (options_.mode == DecodeMode::SchemaWeaver && !serial_plans_ && failure_.empty()) return woven_calls_;
-  std::vector<ToolCall> calls = tools_.format().parse(result_.text, all_tools);
+  std::vector<ToolCall> calls = tools_->format().parse(result_.text, all_tools);
   if (options_.mode != DecodeMode::Free) return calls;
   if (options_.max_calls > 0 && int(calls.size()) > options_.max_calls)
     throw Error(std::to_string(calls.size()) + " calls where at most " + std::to_string(options_.max_calls) +

@@ -48,6 +48,9 @@ class Answer {
   // logits - as is a reply's beginning where the reply is to be an answer_schema's object.
   // Returns the decision between the two where the text was thrown away.
   std::optional<Decision> open();
+  // A call the model began as JSON outside its format's markers (decode/opening.h) is decoded in
+  // that form (CompiledToolSet::opened_as), in every mode but free. `opening`: the probe's text.
+  void write_as_opened(const std::string& opening);
   // A free answer by `strategy` (a reply, or the opening probe's); once `is_text` says it is a
   // reply in text, its text is told to CallOptions::on_text as it is decided and ends before the
   // first of CallOptions::stop it writes.
@@ -69,7 +72,8 @@ class Answer {
 
   Context& context_;
   const LoadedModel& model_;
-  const CompiledToolSet& tools_;
+  const CompiledToolSet* tools_;                   // the call's set, or opened_
+  std::shared_ptr<const CompiledToolSet> opened_;  // the set in the form the model opened its call
   const CallOptions& options_;
   const Planning planning_;
   Drafter* const drafter_;

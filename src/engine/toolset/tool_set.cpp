@@ -99,6 +99,14 @@ std::shared_ptr<const CompiledToolSet> CompiledToolSet::as_list() const {
   });
 }
 
+std::shared_ptr<const CompiledToolSet> CompiledToolSet::opened_as(const std::string& fence, bool list) const {
+  // A key with a space, which no tool's name holds.
+  return subsets_.get("opened " + std::to_string(list) + " " + fence, [&] {
+    const CallFormat opened = format_.opened_as(fence, list);
+    return compile(model_, tools(), &opened);
+  });
+}
+
 std::shared_ptr<const std::string> CompiledToolSet::system_prompt(const std::string& user_system) const {
   return prompts_.get(user_system, [&] {
     return std::make_shared<const std::string>(format_.system_prompt(tools(), user_system));

@@ -63,6 +63,9 @@ class CompiledToolSet final : public ToolSet {
   // The same tools with the turn's calls written as one JSON list (CallFormat::as_list),
   // compiled once.
   std::shared_ptr<const CompiledToolSet> as_list() const;
+  // The same tools with the calls written as the model opened them (CallFormat::opened_as),
+  // compiled once per form.
+  std::shared_ptr<const CompiledToolSet> opened_as(const std::string& fence, bool list) const;
 
   // The system message that shows the tools, with the user's own system text.
   std::shared_ptr<const std::string> system_prompt(const std::string& user_system) const;
@@ -92,7 +95,7 @@ class CompiledToolSet final : public ToolSet {
   Memo<std::string> prompts_;
   Memo<Grammar> grammars_;
   Memo<Skeleton> skeletons_;
-  Memo<CompiledToolSet> subsets_;  // by a tool's name, and "" for the list form
+  Memo<CompiledToolSet> subsets_;  // by a tool's name, "" for the list form, "opened ..." for opened_as
 };
 
 // The library's only kind of ToolSet.
