@@ -22,7 +22,7 @@
 #include "engine/measure/cost_curve.h"
 #include "engine/measure/pass_costs.h"
 #include "engine/model/context.h"
-#include "engine/model/format.h"
+#include "engine/format/format.h"
 #include "engine/model/model.h"
 #include "engine/schema/pattern.h"
 #include "engine/session/repeats.h"

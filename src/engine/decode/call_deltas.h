@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "engine/model/format.h"
+#include "engine/format/format.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/decode/decoder.h"
-#include "engine/model/format.h"
+#include "engine/format/format.h"
 #include "schemaweaver/engine.h"
 
 namespace sw {

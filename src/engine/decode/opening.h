@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "engine/decode/decoder.h"
-#include "engine/model/format.h"
+#include "engine/format/format.h"
 
 namespace sw {
 

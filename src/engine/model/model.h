@@ -9,7 +9,7 @@
 #include <llama.h>
 
 #include "engine/chat/llama_chat.h"
-#include "engine/model/format.h"
+#include "engine/format/format.h"
 #include "engine/model/streaming.h"
 #include "schemaweaver/engine.h"
 

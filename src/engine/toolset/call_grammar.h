@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/constraint/grammar.h"
-#include "engine/model/format.h"
+#include "engine/format/format.h"
 #include "schemaweaver/tools.h"
 
 namespace sw {
