@@ -294,7 +294,8 @@ def main():
         finally:
             server.stop()
     summary, markdown = summarize(lines)
-    write_summary(out, "BFCL v4 multi-turn", model, args, summary, markdown, sample=args.sample)
+    write_summary(out, "BFCL v4 multi-turn", model, args, summary, markdown,
+                  **({"ids": sorted(ids)} if ids else {"sample": args.sample}))
     print(markdown)
 
 
